@@ -1,0 +1,178 @@
+"""Command line: the commands and flags of ../shared/spec/flags.md, parsed with argparse.
+
+Conventions (the plugin page and kubectl's own flag handling, spf13/pflag):
+
+- Every command accepts every flag, before or after the command name, as
+  ``--flag value`` or ``--flag=value``. Flags are never abbreviated (pflag has no
+  prefix matching), so ``--kube`` is an unknown flag, not ``--kubeconfig``.
+- ``help`` or ``-h``/``--help``, alone or after any command, prints help and exits 0;
+  ``--version`` prints the version.
+- A usage error is one line on stderr, ``error: <what>``, with exit status 2
+  (raised as :class:`~kubectl_aicr.errors.UsageError`, printed by ``main``).
+
+The result of :func:`parse` is an :class:`Invocation`; ``None`` fields mean
+"flag not given", so callers apply the documented defaults themselves.
+"""
+
+import argparse
+from typing import NamedTuple, Optional
+
+from . import __version__
+from .errors import UsageError
+
+PROG = "kubectl aicr"
+DEFAULT_OPERATOR_NAMESPACE = "aicr-system"
+DEFAULT_REPRODUCE_DIR = "aicr-reproduce"
+MAX_REASON_CHARS = 1024
+
+# (flag, metavar, help). Every command takes every one of these.
+FLAGS = (
+    ("--kubeconfig", "PATH", "kubeconfig file(s); default $KUBECONFIG, then ~/.kube/config"),
+    ("--context", "NAME", "kubeconfig context to use; default the current context"),
+    ("--operator-namespace", "NAME",
+     "namespace of the AICR operator, where plans and assessment reports live (default %s)"
+     % DEFAULT_OPERATOR_NAMESPACE),
+    ("--reason", "TEXT", "approve, revoke: why (required, 1 to %d characters)" % MAX_REASON_CHARS),
+    ("--expires", "DURATION",
+     "approve: how long the approval stays valid, a Go duration such as 2h or 1h30m "
+     "(default: until the rollout's deadline)"),
+    ("--dir", "PATH", "reproduce: where the recipe is written (default %s)" % DEFAULT_REPRODUCE_DIR),
+)
+
+# name -> (positional metavar or None, positional required?, one-line summary, description)
+COMMANDS = {
+    "describe": ("ROLLOUT", True, "show a rollout as an approver decides on it",
+                 "Prints the rollout, its transition, phase, outcome, deadline, approval, "
+                 "every step, AICR's upgrade-check report (verified against its recorded digest), "
+                 "the transition records and the acknowledgements."),
+    "approve": ("ROLLOUT", True, "approve a rollout, as you, until --expires or its deadline",
+                "Sets the rollout's spec.approval to your username (asked of the API server), "
+                "the expiry and --reason. An approval can be neither changed nor extended."),
+    "revoke": ("ROLLOUT", True, "revoke an approved rollout",
+               "Records your username, the time and --reason as the rollout's revocation."),
+    "acknowledge": ("ROLLOUT", True, "record that the post-apply steps of the awaited release are done",
+                    "For a rollout in AwaitingAcknowledgement: records, as you, that the post-apply "
+                    "steps of the release it waits on are done."),
+    "reproduce": ("PLAN", False, "write a plan's recipe and print the commands that reproduce its bundle",
+                  "PLAN is sha256:<digest> or aicr-plan-<16 hex>; without it, the active plan, "
+                  "else the candidate. Changes nothing in the cluster."),
+    "version": (None, False, "print the plugin's version and the Python running it", ""),
+    "help": ("COMMAND", False, "show help for the plugin or a command", ""),
+}
+
+
+class Invocation(NamedTuple):
+    """A parsed command line. ``name`` is the ROLLOUT, PLAN or COMMAND operand, or None."""
+
+    command: str
+    name: Optional[str]
+    kubeconfig: Optional[str]
+    context: Optional[str]
+    operator_namespace: Optional[str]
+    reason: Optional[str]
+    expires: Optional[str]
+    dir: Optional[str]
+
+
+class HelpRequested(Exception):
+    """Raised instead of exiting when help text was asked for; ``text`` is what to print."""
+
+    def __init__(self, text):
+        super().__init__(text)
+        self.text = text
+
+
+class _Parser(argparse.ArgumentParser):
+    """An ArgumentParser that raises instead of printing and exiting."""
+
+    def error(self, message):
+        raise UsageError(message)
+
+    def exit(self, status=0, message=None):
+        if status:
+            raise UsageError((message or "").strip() or "bad arguments")
+        raise HelpRequested(message or "")
+
+    def print_help(self, file=None):
+        raise HelpRequested(self.format_help())
+
+
+def _add_flags(parser):
+    group = parser.add_argument_group("flags (every command accepts every flag)")
+    for flag, metavar, text in FLAGS:
+        group.add_argument(flag, metavar=metavar, help=text, default=argparse.SUPPRESS)
+
+
+def _epilog():
+    return "See 'kubectl aicr help COMMAND' for one command's help."
+
+
+def build_parser():
+    """Return the top-level argparse parser, with one subparser per command."""
+    parser = _Parser(
+        prog=PROG, allow_abbrev=False,
+        usage="%(prog)s COMMAND ROLLOUT [flags]\n       %(prog)s reproduce [PLAN] [flags]\n"
+              "       %(prog)s help [COMMAND]",
+        description="Inspect, approve, revoke and acknowledge the rollouts of NVIDIA AI Cluster Runtime "
+                    "(AICR), and check a plan's bundle against the AICR CLI. Talks to the Kubernetes "
+                    "API server only. Each command's API calls share a 30-second deadline.",
+        epilog=_epilog(), formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--version", action="store_true", default=argparse.SUPPRESS,
+                        help="print the plugin's version and the Python running it")
+    _add_flags(parser)
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", title="commands",
+                                       parser_class=_Parser)
+    for name, (operand, required, summary, description) in COMMANDS.items():
+        sub = subparsers.add_parser(name, help=summary, description=description or summary,
+                                    allow_abbrev=False, prog="%s %s" % (PROG, name))
+        if operand:
+            sub.add_argument("name", metavar=operand, nargs="?", default=argparse.SUPPRESS)
+        _add_flags(sub)
+    return parser
+
+
+def version_text():
+    """``kubectl-aicr <version> (Python X.Y.Z)``."""
+    import platform
+    return "kubectl-aicr %s (Python %s)" % (__version__, platform.python_version())
+
+
+def parse(argv):
+    """Parse ``argv`` (without the program name) into an :class:`Invocation`.
+
+    Raises :class:`UsageError` for a bad command line and :class:`HelpRequested`
+    (carrying the text) for ``-h``, ``--help``, ``help [COMMAND]`` or no arguments.
+    """
+    parser = build_parser()
+    if not argv:
+        raise HelpRequested(parser.format_help())
+    if "--" in argv:
+        raise UsageError("'--' is not supported: names never start with '-'")
+    ns = parser.parse_args(list(argv))
+    values = vars(ns)
+    command = values.get("command")
+    if values.get("version"):
+        raise HelpRequested(version_text())
+    if command is None:
+        raise UsageError("no command given; see 'kubectl aicr help'")
+    if command == "help":
+        topic = values.get("name")
+        if topic is None:
+            raise HelpRequested(parser.format_help())
+        if topic not in COMMANDS:
+            raise UsageError("unknown command %r for 'kubectl aicr help'" % topic)
+        try:
+            parser.parse_args([topic, "--help"])
+        except HelpRequested as shown:
+            raise shown
+    operand, required, _, _ = COMMANDS[command]
+    if required and not values.get("name"):
+        raise UsageError("%s needs a %s name: kubectl aicr %s %s [flags]" % (command, operand, command, operand))
+    for flag, _, _ in FLAGS:
+        key = flag[2:].replace("-", "_")
+        if key in values and values[key] == "" and key not in ("reason",):
+            raise UsageError("%s must not be empty" % flag)
+    return Invocation(
+        command=command, name=values.get("name"), kubeconfig=values.get("kubeconfig"),
+        context=values.get("context"), operator_namespace=values.get("operator_namespace"),
+        reason=values.get("reason"), expires=values.get("expires"), dir=values.get("dir"))

@@ -1,0 +1,311 @@
+"""``kubectl aicr describe ROLLOUT``: what an approver decides on, in plain text.
+
+Source: ../shared/spec/kubectl-aicr-seed.txt ("describe") and operator-api.md.
+Two requests on one connection: the RuntimeRollout, then (when the rollout
+records an assessment digest) its report ConfigMap in the operator namespace.
+A report whose bytes do not hash to the recorded digest, or that cannot be
+read, is never shown as valid: the rest is printed, then the command fails with
+:class:`~kubectl_aicr.errors.VerificationError` (exit status 3).
+"""
+
+import datetime
+
+from .. import objects, output, session
+from ..cli import DEFAULT_OPERATOR_NAMESPACE
+from ..errors import ApiError, VerificationError
+from ..objects import Invalid
+
+
+def run(invocation, now=None):
+    """Describe ``invocation.name``; returns 0, or raises (VerificationError after printing)."""
+    namespace = invocation.operator_namespace or DEFAULT_OPERATOR_NAMESPACE
+    with session.connect(invocation) as client:
+        rollout = objects.rollout(client.get(objects.rollout_path(invocation.name)))
+        verified = fetch_report(client, namespace, rollout.assessment_digest)
+    now = now or datetime.datetime.now(datetime.timezone.utc)
+    output.write_lines(render(rollout, verified, namespace, now))
+    if verified is not None and verified.problem:
+        raise VerificationError("assessment report not verified: %s" % verified.problem)
+    if isinstance(rollout.assessment_digest, Invalid):
+        raise VerificationError("assessment report not verified: %s" % rollout.assessment_digest)
+    return 0
+
+
+def fetch_report(client, namespace, digest):
+    """The :class:`objects.VerifiedReport` for ``digest``, or None when the rollout records no report."""
+    if not isinstance(digest, str):
+        return None
+    name = objects.assessment_configmap_name(digest)
+    try:
+        configmap = client.get(objects.configmap_path(namespace, name))
+    except ApiError as exc:
+        if exc.code == 404:
+            return objects.verify_report(None, digest, name)
+        return objects.VerifiedReport(name, digest, None, "cannot read report ConfigMap %s: %s" % (name, exc))
+    return objects.verify_report(configmap, digest, name)
+
+
+# ---------------------------------------------------------------------------------------------
+# Rendering
+
+
+def human_duration(seconds):
+    """Seconds -> ``2d3h``, ``3h59m``, ``4m10s``, ``42s`` (whole units, truncated)."""
+    seconds = int(abs(seconds))
+    days, rest = divmod(seconds, 86400)
+    hours, rest = divmod(rest, 3600)
+    minutes, secs = divmod(rest, 60)
+    if days:
+        return "%dd%dh" % (days, hours)
+    if hours:
+        return "%dh%dm" % (hours, minutes)
+    if minutes:
+        return "%dm%ds" % (minutes, secs)
+    return "%ds" % secs
+
+
+def _when(value, now, future="in %s", past="%s ago"):
+    """``2026-11-30T12:00:00Z (in 3h59m)`` for a datetime; Invalid and None shown as they are."""
+    if not isinstance(value, datetime.datetime):
+        return value
+    delta = (value - now).total_seconds()
+    relative = future % human_duration(delta) if delta > 0 else past % human_duration(delta)
+    return "%s (%s)" % (objects.format_time(value), relative)
+
+
+def _transition(rollout):
+    if rollout.from_digest is None:
+        return "none (initial install)"
+    return "%s -> %s" % (output.safe(objects.short_digest(rollout.from_digest)),
+                         output.safe(objects.short_digest(rollout.to_digest)))
+
+
+def _yes_no(value):
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    return value
+
+
+def _approval(rollout, now):
+    """(label, value) pairs for the approval and the revocation."""
+    approval, revocation = rollout.approval, rollout.revocation
+    pairs = []
+    if isinstance(approval, objects.Approval):
+        until = _when(approval.expires, now, "expires in %s", "expired %s ago")
+        pairs.append(("Approval", "approved by %s until %s" % (output.safe(approval.user), output.safe(until))))
+        pairs.append(("Approval reason", approval.reason))
+    elif isinstance(approval, Invalid):
+        pairs.append(("Approval", approval))
+    elif rollout.approval_required is True:
+        pairs.append(("Approval", "required, not given" if rollout.ended else "required, pending"))
+    elif rollout.approval_required is False:
+        pairs.append(("Approval", "not required"))
+    else:
+        pairs.append(("Approval", rollout.approval_required if rollout.approval_required is not None
+                      else "<unknown: spec.approvalRequired is not set>"))
+    if isinstance(revocation, objects.Revocation):
+        pairs.append(("Revocation", "revoked by %s at %s" % (output.safe(revocation.user),
+                                                            output.safe(_when(revocation.time, now)))))
+        pairs.append(("Revocation reason", revocation.reason))
+    elif isinstance(revocation, Invalid):
+        pairs.append(("Revocation", revocation))
+    return pairs
+
+
+def _inventory(rollout):
+    size = rollout.inventory_releases
+    if size is None and rollout.inventory_digest is None:
+        return None
+    count = "%s release%s" % (output.safe(size), "" if size == 1 else "s") if isinstance(size, int) \
+        else output.safe(size)
+    return "%s, %s" % (count, output.safe(rollout.inventory_digest))
+
+
+def summary_lines(rollout, now):
+    """The rollout's head section."""
+    runtime = rollout.runtime_name
+    if rollout.runtime_uid is not None:
+        runtime = "%s (UID %s)" % (output.safe(rollout.runtime_name), output.safe(rollout.runtime_uid))
+    pairs = [
+        ("Name", rollout.name),
+        ("UID", rollout.uid),
+        ("Runtime", runtime),
+        ("Transition", _transition(rollout)),
+        ("To", rollout.to_digest),
+        ("Phase", rollout.phase),
+        ("Outcome", rollout.outcome),
+        ("Deadline", _when(rollout.deadline, now, "in %s", "passed %s ago")),
+    ]
+    pairs += _approval(rollout, now)
+    if rollout.awaiting_acknowledgement is not None:
+        pairs.append(("Awaiting acknowledgement", rollout.awaiting_acknowledgement))
+    pairs += [("Message", rollout.message), ("Starting inventory", _inventory(rollout))]
+    return output.fields(pairs)
+
+
+def step_lines(rollout):
+    """``Steps:`` and a table of release, operation, assessment, changes CRDs, state."""
+    steps = rollout.steps
+    if isinstance(steps, Invalid):
+        return output.fields([("Steps", steps)])
+    if not steps:
+        return output.fields([("Steps", None)])
+    rows = []
+    for step in steps:
+        if isinstance(step, Invalid):
+            rows.append([step, "", "", "", ""])
+            continue
+        state = step.state if not step.message else "%s: %s" % (output.safe(step.state), output.safe(step.message))
+        rows.append([step.release, step.operation, step.assessment, _yes_no(step.changes_crds), state])
+    return ["Steps:"] + output.table(["RELEASE", "OPERATION", "ASSESSMENT", "CHANGES CRDS", "STATE"], rows)
+
+
+def _versions(component):
+    if component.from_version is None and component.to_version is None:
+        return None
+    return "%s -> %s" % (output.safe(component.from_version or "-"), output.safe(component.to_version or "-"))
+
+
+def report_lines(rollout, verified, namespace):
+    """``Assessment:`` with the verified report, ``none``, or why it is not shown."""
+    if rollout.assessment_digest is None:
+        return ["Assessment: none"]
+    if isinstance(rollout.assessment_digest, Invalid):
+        return output.fields([("Assessment", "NOT VERIFIED: %s" % rollout.assessment_digest)])
+    if verified.problem:
+        return output.fields([("Assessment", "NOT VERIFIED, NOT SHOWN: %s" % verified.problem)])
+    rep = verified.report
+    lines = output.fields([
+        ("Assessment", "%s in %s, verified against %s" % (output.safe(verified.configmap), output.safe(namespace),
+                                                          output.safe(verified.digest))),
+    ])
+    lines += output.fields([("From", rep.from_ref), ("To", rep.to_ref), ("Deployer", rep.deployer),
+                            ("Summary", _summary(rep))], indent=2)
+    components = rep.components
+    if isinstance(components, Invalid) or not components:
+        lines += output.fields([("Components", components)], indent=2)
+        return lines
+    rows = []
+    for component in components:
+        if isinstance(component, Invalid):
+            rows.append([component, "", "", "", ""])
+        else:
+            rows.append([component.component, component.change, _versions(component), component.verdict,
+                         component.notes])
+    lines += output.table(["COMPONENT", "CHANGE", "VERSIONS", "VERDICT", "NOTES"], rows, indent=2)
+    lines += _component_details(components)
+    if rep.at_risk is not None:
+        lines += _at_risk(rep.at_risk)
+    return lines
+
+
+def _summary(rep):
+    count, failing = rep.summary_components, rep.summary_failing
+    if count is None and failing is None:
+        return None
+    return "%s components, %s failing" % (output.safe(count), output.safe(failing))
+
+
+def _component_details(components):
+    """For each component with an explanation, precondition or steps: an indented block."""
+    lines = []
+    for component in components:
+        if isinstance(component, Invalid):
+            continue
+        pairs = []
+        if component.explanation:
+            pairs.append(("explanation", component.explanation))
+        if component.precondition:
+            pairs.append(("before", component.precondition))
+        if pairs or component.steps:
+            lines.append("  %s:" % output.safe(component.component))
+            lines += output.fields(pairs, indent=4)
+            lines += _report_steps(component.steps)
+    return lines
+
+
+def _report_steps(steps):
+    if isinstance(steps, Invalid):
+        return output.fields([("steps", steps)], indent=4)
+    lines = []
+    for step in steps:
+        if isinstance(step, Invalid):
+            lines.append("    - %s" % output.safe(step))
+            continue
+        lines.append("    - %s: %s" % (output.safe(step.id), output.safe(step.description)))
+        if step.reason:
+            lines.append("      why: %s" % output.safe(step.reason))
+    return lines
+
+
+def _at_risk(at_risk):
+    if isinstance(at_risk, Invalid):
+        return output.fields([("At risk", at_risk)], indent=2)
+    findings = at_risk.get("findings")
+    if not isinstance(findings, list) or not findings:
+        return output.fields([("At risk", "no objects found" if at_risk.get("scanned") is True else None)],
+                             indent=2)
+    rows = []
+    for item in findings:
+        if isinstance(item, dict):
+            kind = "%s.%s" % (item.get("kind"), item.get("group")) if item.get("group") else item.get("kind")
+            where = "%s/%s" % (item.get("namespace"), item.get("name")) if item.get("namespace") else item.get("name")
+            components = item.get("components")
+            rows.append([kind, where, ", ".join(str(c) for c in components)
+                         if isinstance(components, list) else components])
+    return ["  At risk:"] + output.table(["KIND", "OBJECT", "COMPONENTS"], rows, indent=4)
+
+
+def recorded_lines(rollout):
+    """``Recorded steps:``: each transition record, its precondition (``before:``) and steps."""
+    records = rollout.transition_records
+    if isinstance(records, Invalid):
+        return output.fields([("Recorded steps", records)])
+    if not records:
+        return output.fields([("Recorded steps", None)])
+    lines = ["Recorded steps:"]
+    for record in records:
+        if isinstance(record, Invalid):
+            lines.append("  %s" % output.safe(record))
+            continue
+        lines.append("  %s %s -> %s (%s)" % (output.safe(record.release), output.safe(record.from_version),
+                                             output.safe(record.to_version), output.safe(record.verdict)))
+        if record.precondition:
+            lines.append("    before: %s" % output.safe(record.precondition))
+        steps = record.steps
+        if isinstance(steps, Invalid):
+            lines.append("    %s" % output.safe(steps))
+            continue
+        rows = []
+        for step in steps:
+            if isinstance(step, Invalid):
+                rows.append([step, "", ""])
+            else:
+                text = step.description if not step.reason else "%s (why: %s)" % (
+                    output.safe(step.description), output.safe(step.reason))
+                rows.append([step.when, step.id, text])
+        if rows:
+            lines += output.table(["WHEN", "STEP", "WHAT"], rows, indent=4)
+    return lines
+
+
+def acknowledgement_lines(rollout):
+    """``Acknowledged: <release> by <user> at <time>`` for each acknowledgement."""
+    acks = rollout.acknowledgements
+    if isinstance(acks, Invalid):
+        return output.fields([("Acknowledged", acks)])
+    lines = []
+    for ack in acks:
+        if isinstance(ack, Invalid):
+            lines.append("Acknowledged: %s" % output.safe(ack))
+            continue
+        at = objects.format_time(ack.time) if isinstance(ack.time, datetime.datetime) else ack.time
+        lines.append("Acknowledged: %s by %s at %s" % (output.safe(ack.release), output.safe(ack.user),
+                                                       output.safe(at)))
+    return lines
+
+
+def render(rollout, verified, namespace, now):
+    """All of describe's lines, in the order an approver reads them."""
+    return (summary_lines(rollout, now) + step_lines(rollout) + report_lines(rollout, verified, namespace)
+            + recorded_lines(rollout) + acknowledgement_lines(rollout))

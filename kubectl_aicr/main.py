@@ -1,0 +1,71 @@
+"""The entry point: parse the command line, run one command, print errors as one ``error:`` line.
+
+Exit status: 0 success; 1 an error (kubeconfig, credentials, transport, an API
+error, a refusal); 2 a usage error; 3 content that failed verification (a
+report or recipe that does not match its recorded digest); 130 interrupted
+(Ctrl-C); 70 an internal error (a bug: reported without a traceback).
+"""
+
+import os
+import sys
+import traceback
+
+from . import cli, output
+from .errors import AicrError
+
+EXIT_INTERNAL = 70
+EXIT_INTERRUPTED = 130
+
+
+def _not_implemented(invocation):
+    raise AicrError("%s is not implemented yet" % invocation.command)
+
+
+def _version(invocation):
+    output.say(cli.version_text())
+    return 0
+
+
+def _command(name):
+    if name == "describe":
+        from .commands import describe
+        return describe.run
+    if name == "version":
+        return _version
+    return _not_implemented
+
+
+def main(argv=None):
+    """Run the plugin with ``argv`` (default ``sys.argv[1:]``); return the exit status."""
+    argv = sys.argv[1:] if argv is None else argv
+    try:
+        try:
+            invocation = cli.parse(argv)
+        except cli.HelpRequested as shown:
+            sys.stdout.write(shown.text if shown.text.endswith("\n") else shown.text + "\n")
+            sys.stdout.flush()
+            return 0
+        return _command(invocation.command)(invocation)
+    except AicrError as exc:
+        output.error(str(exc))
+        return exc.exit_code
+    except KeyboardInterrupt:
+        output.error("interrupted")
+        return EXIT_INTERRUPTED
+    except BrokenPipeError:
+        _silence_stdout()
+        return 1
+    except Exception as exc:  # a bug: one line, no traceback, no message text (it could hold anything)
+        frame = traceback.extract_tb(exc.__traceback__)[-1] if exc.__traceback__ else None
+        where = " at %s:%d" % (os.path.basename(frame.filename), frame.lineno) if frame else ""
+        output.error("internal error: %s%s; please report it" % (type(exc).__name__, where))
+        return EXIT_INTERNAL
+
+
+def _silence_stdout():
+    """After a closed pipe (``| head``), point stdout at /dev/null so the interpreter's flush at exit is quiet."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except OSError:
+        pass

@@ -1,0 +1,491 @@
+"""The AICR operator objects: every field path the plugin reads or writes lives in this module.
+
+Source: ../shared/spec/operator-api.md (``operator.aicr.run/v1alpha1`` RuntimeRollout and
+ClusterRuntime, the plan and assessment-report ConfigMaps) and AICR's upgrade-check
+report schema (NVIDIA/aicr ``pkg/upgrade/report.go``).
+
+Objects are read leniently: an unknown field is ignored, an unknown enum value is
+kept as it is, a missing optional field is None ("not set"). A field present with the
+wrong type or form becomes an :class:`Invalid` value, which the output shows as such
+and which no decision ever treats as valid.
+"""
+
+import datetime
+import hashlib
+import json
+import re
+from typing import List, NamedTuple, Optional
+
+GROUP = "operator.aicr.run"
+VERSION = "v1alpha1"
+ROLLOUTS = "runtimerollouts"
+RUNTIMES = "clusterruntimes"
+RUNTIME_NAME = "cluster"
+ROLLOUT_RESOURCE = "%s.%s" % (ROLLOUTS, GROUP)
+
+OUTCOME_LABEL = "operator.aicr.run/outcome"
+ROLE_LABEL = "operator.aicr.run/role"
+DIGEST_ANNOTATION = "operator.aicr.run/desired-state-digest"
+SOURCE_ANNOTATION = "operator.aicr.run/source"
+ASSESSMENT_PREFIX = "aicr-assessment-"
+PLAN_PREFIX = "aicr-plan-"
+REPORT_KEY = "report.json"
+
+PHASES = ("Pending", "AwaitingApproval", "RollingOut", "AwaitingAcknowledgement", "Validating", "Completed")
+OUTCOMES = ("Succeeded", "Failed", "Expired", "Revoked")
+STEP_STATES = ("Pending", "InFlight", "Ready", "Failed", "Skipped")
+
+DIGEST_RE = re.compile(r"\Asha256:[0-9a-f]{64}\Z")
+_RFC3339_RE = re.compile(
+    r"\A(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(\.\d+)?([Zz]|[+-]\d{2}:\d{2})\Z")
+
+
+# ---------------------------------------------------------------------------------------------
+# Paths on the API server
+
+
+def rollout_path(name=None):
+    """``/apis/operator.aicr.run/v1alpha1/runtimerollouts[/NAME]``."""
+    base = "/apis/%s/%s/%s" % (GROUP, VERSION, ROLLOUTS)
+    return base if name is None else "%s/%s" % (base, _segment(name))
+
+
+def runtime_path(name=RUNTIME_NAME):
+    """``/apis/operator.aicr.run/v1alpha1/clusterruntimes/NAME``."""
+    return "/apis/%s/%s/%s/%s" % (GROUP, VERSION, RUNTIMES, _segment(name))
+
+
+def configmap_path(namespace, name=None):
+    """``/api/v1/namespaces/NS/configmaps[/NAME]``."""
+    base = "/api/v1/namespaces/%s/configmaps" % _segment(namespace)
+    return base if name is None else "%s/%s" % (base, _segment(name))
+
+
+SELF_SUBJECT_REVIEW_PATH = "/apis/authentication.k8s.io/v1/selfsubjectreviews"
+
+
+def _segment(name):
+    """A path segment; names never hold '/', '?', '#', '%' or control characters in Kubernetes."""
+    from urllib.parse import quote
+    return quote(name, safe="")
+
+
+# ---------------------------------------------------------------------------------------------
+# Lenient field access
+
+
+class Invalid(NamedTuple):
+    """A field that is present but of the wrong type or form; ``str()`` says so."""
+
+    path: str
+    found: str
+
+    def __str__(self):
+        return "<invalid %s: %s>" % (self.path, self.found)
+
+
+def _describe(value):
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return "a number"
+    if isinstance(value, str):
+        return "a string %r" % (value[:40],)
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, dict):
+        return "a mapping"
+    return "null"
+
+
+def _raw(obj, path):
+    value = obj
+    for key in path.split("."):
+        if not isinstance(value, dict):
+            return None
+        value = value.get(key)
+    return value
+
+
+def _text(obj, path):
+    value = _raw(obj, path)
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        return Invalid(path, _describe(value))
+    return value
+
+
+def _bool(obj, path):
+    value = _raw(obj, path)
+    if value is None or isinstance(value, bool):
+        return value
+    return Invalid(path, _describe(value))
+
+
+def _int(obj, path):
+    value = _raw(obj, path)
+    if value is None or (isinstance(value, int) and not isinstance(value, bool) and value >= 0):
+        return value
+    return Invalid(path, _describe(value))
+
+
+def _digest(obj, path):
+    value = _text(obj, path)
+    if isinstance(value, str) and not DIGEST_RE.match(value):
+        return Invalid(path, "not sha256:<64 lowercase hex>")
+    return value
+
+
+def _time(obj, path):
+    value = _text(obj, path)
+    if isinstance(value, str):
+        parsed = parse_time(value)
+        return parsed if parsed is not None else Invalid(path, "not an RFC 3339 time %r" % value[:40])
+    return value
+
+
+def _list(obj, path):
+    value = _raw(obj, path)
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        return Invalid(path, _describe(value))
+    return value
+
+
+def _mapping(obj, path):
+    value = _raw(obj, path)
+    if value is None:
+        return None
+    if not isinstance(value, dict):
+        return Invalid(path, _describe(value))
+    return value
+
+
+def parse_time(text):
+    """An RFC 3339 time (``2026-11-30T12:00:00Z``, offsets and fractions allowed) -> aware UTC datetime, or None."""
+    match = _RFC3339_RE.match(text)
+    if not match:
+        return None
+    year, month, day, hour, minute, second = (int(g) for g in match.groups()[:6])
+    fraction, zone = match.group(7), match.group(8)
+    try:
+        micro = int((fraction[1:] + "000000")[:6]) if fraction else 0
+        tz = datetime.timezone.utc
+        if zone not in ("Z", "z"):
+            sign = 1 if zone[0] == "+" else -1
+            tz = datetime.timezone(sign * datetime.timedelta(hours=int(zone[1:3]), minutes=int(zone[4:6])))
+        value = datetime.datetime(year, month, day, hour, minute, min(second, 59), micro, tzinfo=tz)
+    except ValueError:
+        return None
+    return value.astimezone(datetime.timezone.utc)
+
+
+def format_time(value):
+    """An aware datetime -> RFC 3339 UTC with seconds, ``2026-11-30T12:00:00Z``."""
+    return value.astimezone(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def short_digest(digest):
+    """``sha256:<64 hex>`` -> ``sha256:<first 16 hex>``; anything else unchanged."""
+    if isinstance(digest, str) and DIGEST_RE.match(digest):
+        return digest[:len("sha256:") + 16]
+    return digest
+
+
+def sha256_digest(data):
+    """``sha256:<64 lowercase hex>`` of ``data`` (bytes)."""
+    return "sha256:" + hashlib.sha256(data).hexdigest()
+
+
+# ---------------------------------------------------------------------------------------------
+# RuntimeRollout
+
+
+class Step(NamedTuple):
+    """``spec.steps[]`` joined with its ``status.steps[]`` entry (state Pending when it has none)."""
+
+    release: object
+    operation: object
+    assessment: object
+    changes_crds: object
+    state: object
+    message: object
+
+
+class RecordStep(NamedTuple):
+    """``spec.transitionRecords[].steps[]``: ``when`` is PreApply or PostApply."""
+
+    id: object
+    description: object
+    reason: object
+    when: object
+
+
+class TransitionRecord(NamedTuple):
+    """``spec.transitionRecords[]``: AICR's record for one release's move."""
+
+    release: object
+    from_version: object
+    to_version: object
+    verdict: object
+    precondition: object
+    steps: object  # List[RecordStep] or Invalid
+
+
+class Approval(NamedTuple):
+    """``spec.approval``: set once by a person."""
+
+    user: object
+    expires: object
+    reason: object
+
+
+class Revocation(NamedTuple):
+    """``spec.revocation``: set once by a person."""
+
+    user: object
+    time: object
+    reason: object
+
+
+class Acknowledgement(NamedTuple):
+    """``spec.acknowledgements[]``: append-only."""
+
+    release: object
+    user: object
+    time: object
+
+
+class Rollout(NamedTuple):
+    """A RuntimeRollout as the plugin reads it. Each field: its value, None (not set) or :class:`Invalid`."""
+
+    name: object
+    uid: object
+    resource_version: object
+    runtime_name: object
+    runtime_uid: object
+    from_digest: object          # None: initial install
+    to_digest: object
+    deadline: object             # aware datetime
+    approval_required: object
+    inventory_releases: object
+    inventory_digest: object
+    assessment_digest: object    # None: no report was made
+    steps: object                # List[Step] or Invalid
+    transition_records: object   # List[TransitionRecord] or Invalid
+    approval: object             # Approval, None or Invalid
+    revocation: object           # Revocation, None or Invalid
+    acknowledgements: object     # List[Acknowledgement] or Invalid
+    phase: object
+    outcome: object              # the label, else status.outcome; None or "" while running
+    message: object
+    awaiting_acknowledgement: object  # release name
+
+    @property
+    def initial_install(self):
+        return self.from_digest is None
+
+    @property
+    def ended(self):
+        """True when the rollout carries an outcome (label or status), per operator-api.md."""
+        return bool(self.outcome)
+
+
+def _entries(obj, path, build):
+    items = _list(obj, path)
+    if isinstance(items, Invalid):
+        return items
+    result = []
+    for index, item in enumerate(items):
+        where = "%s[%d]" % (path, index)
+        result.append(build(item, where) if isinstance(item, dict) else Invalid(where, _describe(item)))
+    return result
+
+
+def _record_step(item, where):
+    return RecordStep(_text(item, "id"), _text(item, "description"), _text(item, "reason"), _text(item, "when"))
+
+
+def _transition_record(item, where):
+    return TransitionRecord(
+        release=_text(item, "release"), from_version=_text(item, "from"), to_version=_text(item, "to"),
+        verdict=_text(item, "verdict"), precondition=_text(item, "precondition"),
+        steps=_entries(item, "steps", _record_step))
+
+
+def _acknowledgement(item, where):
+    return Acknowledgement(_text(item, "release"), _text(item, "user"), _time(item, "time"))
+
+
+def _decision(obj, path, kind, time_key):
+    body = _mapping(obj, path)
+    if body is None or isinstance(body, Invalid):
+        return body
+    return kind(_text(body, "user"), _time(body, time_key), _text(body, "reason"))
+
+
+def _outcome(obj):
+    labels = _mapping(obj, "metadata.labels")
+    value = None
+    if isinstance(labels, dict):
+        value = labels.get(OUTCOME_LABEL)
+        if value is not None and not isinstance(value, str):
+            return Invalid("metadata.labels[%s]" % OUTCOME_LABEL, _describe(value))
+    return value or _text(obj, "status.outcome")
+
+
+def _steps(obj):
+    spec_steps = _list(obj, "spec.steps")
+    if isinstance(spec_steps, Invalid):
+        return spec_steps
+    states = {}
+    status_steps = _list(obj, "status.steps")
+    for item in status_steps if isinstance(status_steps, list) else []:
+        if isinstance(item, dict) and isinstance(item.get("release"), str):
+            states.setdefault(item["release"], item)
+    steps = []
+    for index, item in enumerate(spec_steps):
+        if not isinstance(item, dict):
+            steps.append(Invalid("spec.steps[%d]" % index, _describe(item)))
+            continue
+        release = _text(item, "release")
+        status = states.get(release, {}) if isinstance(release, str) else {}
+        steps.append(Step(release=release, operation=_text(item, "operation"),
+                          assessment=_text(item, "assessment"), changes_crds=_bool(item, "changesCRDs"),
+                          state=_text(status, "state") or "Pending", message=_text(status, "message")))
+    return steps
+
+
+def _from_digest(obj):
+    body = _mapping(obj, "spec.from")
+    if body is None or isinstance(body, Invalid):
+        return body
+    digest = _digest(body, "desiredStateDigest")
+    return Invalid("spec.from.desiredStateDigest", "missing") if digest is None else digest
+
+
+def rollout(obj):
+    """Read a RuntimeRollout object (the API server's JSON, a dict) into a :class:`Rollout`."""
+    return Rollout(
+        name=_text(obj, "metadata.name"), uid=_text(obj, "metadata.uid"),
+        resource_version=_text(obj, "metadata.resourceVersion"),
+        runtime_name=_text(obj, "spec.runtimeRef.name"), runtime_uid=_text(obj, "spec.runtimeRef.uid"),
+        from_digest=_from_digest(obj), to_digest=_digest(obj, "spec.to.desiredStateDigest"),
+        deadline=_time(obj, "spec.deadline"), approval_required=_bool(obj, "spec.approvalRequired"),
+        inventory_releases=_int(obj, "spec.startingInventory.releases"),
+        inventory_digest=_digest(obj, "spec.startingInventory.digest"),
+        assessment_digest=_digest(obj, "spec.assessment.digest"),
+        steps=_steps(obj), transition_records=_entries(obj, "spec.transitionRecords", _transition_record),
+        approval=_decision(obj, "spec.approval", Approval, "expires"),
+        revocation=_decision(obj, "spec.revocation", Revocation, "time"),
+        acknowledgements=_entries(obj, "spec.acknowledgements", _acknowledgement),
+        phase=_text(obj, "status.phase"), outcome=_outcome(obj), message=_text(obj, "status.message"),
+        awaiting_acknowledgement=_text(obj, "status.awaitingAcknowledgement.release"))
+
+
+# ---------------------------------------------------------------------------------------------
+# Assessment report
+
+
+def assessment_configmap_name(digest):
+    """``aicr-assessment-<first 16 hex of the report digest>``."""
+    return ASSESSMENT_PREFIX + digest[len("sha256:"):][:16]
+
+
+class ReportStep(NamedTuple):
+    id: object
+    description: object
+    reason: object
+
+
+class ReportComponent(NamedTuple):
+    """One row of AICR's upgrade-check report (``pkg/upgrade/report.go`` ReportComponent)."""
+
+    component: object
+    change: object
+    from_version: object
+    to_version: object
+    verdict: object
+    notes: object
+    reason: object
+    explanation: object
+    breaking: object
+    downgrade: object
+    fails_run: object
+    precondition: object
+    steps: object
+
+
+class Report(NamedTuple):
+    """AICR's upgrade-check report (``Report``): ``at_risk`` is the raw ``atRisk`` mapping or None."""
+
+    from_ref: object
+    to_ref: object
+    deployer: object
+    components: object
+    summary_components: object
+    summary_failing: object
+    at_risk: object
+
+
+class VerifiedReport(NamedTuple):
+    """The outcome of fetching a rollout's report: ``problem`` is None only when the bytes match the digest.
+
+    ``report`` is set only when ``problem`` is None: an unverified report is never returned as content.
+    """
+
+    configmap: str
+    digest: str
+    report: Optional[Report]
+    problem: Optional[str]
+
+
+def _report_component(item, where):
+    return ReportComponent(
+        component=_text(item, "component"), change=_text(item, "change"), from_version=_text(item, "from"),
+        to_version=_text(item, "to"), verdict=_text(item, "verdict"), notes=_text(item, "notes"),
+        reason=_text(item, "reason"), explanation=_text(item, "explanation"), breaking=_bool(item, "breaking"),
+        downgrade=_bool(item, "downgrade"), fails_run=_bool(item, "failsRun"),
+        precondition=_text(item, "precondition"),
+        steps=_entries(item, "steps", lambda s, w: ReportStep(_text(s, "id"), _text(s, "description"),
+                                                              _text(s, "reason"))))
+
+
+def report(obj):
+    """Read an upgrade-check report (decoded JSON dict) into a :class:`Report`."""
+    return Report(
+        from_ref=_text(obj, "from"), to_ref=_text(obj, "to"), deployer=_text(obj, "deployer"),
+        components=_entries(obj, "components", _report_component),
+        summary_components=_int(obj, "summary.components"), summary_failing=_int(obj, "summary.failing"),
+        at_risk=_mapping(obj, "atRisk"))
+
+
+def verify_report(configmap, digest, configmap_name):
+    """Check a report ConfigMap (dict, or None when absent) against the rollout's recorded ``digest``.
+
+    The sha256 of the exact UTF-8 bytes of ``data["report.json"]`` must equal
+    ``digest`` (operator-api.md, "Assessment report ConfigMap"). Returns a
+    :class:`VerifiedReport`; its ``problem`` says what is wrong otherwise.
+    """
+    def refused(problem):
+        return VerifiedReport(configmap_name, digest, None, problem)
+
+    if configmap is None:
+        return refused("report ConfigMap %s was not found" % configmap_name)
+    data = _mapping(configmap, "data")
+    text = data.get(REPORT_KEY) if isinstance(data, dict) else None
+    if not isinstance(text, str):
+        return refused("report ConfigMap %s has no %s" % (configmap_name, REPORT_KEY))
+    actual = sha256_digest(text.encode("utf-8"))
+    if actual != digest:
+        return refused("the bytes of %s in ConfigMap %s hash to %s, not to the recorded digest %s"
+                       % (REPORT_KEY, configmap_name, actual, digest))
+    try:
+        decoded = json.loads(text)
+    except (ValueError, RecursionError):
+        return refused("report %s matches its digest but is not valid JSON" % configmap_name)
+    if not isinstance(decoded, dict):
+        return refused("report %s matches its digest but is not a JSON object" % configmap_name)
+    return VerifiedReport(configmap_name, digest, report(decoded), None)
