@@ -15,6 +15,7 @@ The result of :func:`parse` is an :class:`Invocation`; ``None`` fields mean
 """
 
 import argparse
+import re
 from typing import NamedTuple, Optional
 
 from . import __version__
@@ -137,6 +138,21 @@ def version_text():
     return "kubectl-aicr %s (Python %s)" % (__version__, platform.python_version())
 
 
+def _join_flag_values(argv):
+    """``--flag value`` -> ``--flag=value``, so a value may start with '-' (``--expires -1h``), as pflag takes it."""
+    takes_value = {flag for flag, _, _ in FLAGS}
+    joined, index = [], 0
+    while index < len(argv):
+        item = argv[index]
+        if item in takes_value and index + 1 < len(argv):
+            joined.append("%s=%s" % (item, argv[index + 1]))
+            index += 2
+        else:
+            joined.append(item)
+            index += 1
+    return joined
+
+
 def parse(argv):
     """Parse ``argv`` (without the program name) into an :class:`Invocation`.
 
@@ -148,7 +164,7 @@ def parse(argv):
         raise HelpRequested(parser.format_help())
     if "--" in argv:
         raise UsageError("'--' is not supported: names never start with '-'")
-    ns = parser.parse_args(list(argv))
+    ns = parser.parse_args(_join_flag_values(argv))
     values = vars(ns)
     command = values.get("command")
     if values.get("version"):
@@ -176,3 +192,32 @@ def parse(argv):
         command=command, name=values.get("name"), kubeconfig=values.get("kubeconfig"),
         context=values.get("context"), operator_namespace=values.get("operator_namespace"),
         reason=values.get("reason"), expires=values.get("expires"), dir=values.get("dir"))
+
+
+_DURATION_UNITS = {"ns": 1e-9, "us": 1e-6, "\u00b5s": 1e-6, "\u03bcs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0,
+                   "h": 3600.0}
+_DURATION_PART = re.compile(r"([0-9]*\.?[0-9]*)(ns|us|\u00b5s|\u03bcs|ms|s|m|h)")
+
+
+def parse_duration(text):
+    """A Go duration (``time.ParseDuration``: ``90m``, ``2h``, ``1h30m``, ``1.5h``, ``45s``, ``-5m``, ``0``) -> seconds.
+
+    Raises UsageError naming the value when it is not one. Units: ns, us (µs), ms, s, m, h;
+    no days, no spaces, a unit on every number except a lone ``0``.
+    """
+    original = text
+    sign = 1.0
+    if text[:1] in ("-", "+"):
+        sign, text = (-1.0 if text[0] == "-" else 1.0), text[1:]
+    if text == "0":
+        return 0.0
+    if not text:
+        raise UsageError("invalid duration %r: use a Go duration such as 2h, 90m or 1h30m" % original)
+    total, position = 0.0, 0
+    while position < len(text):
+        match = _DURATION_PART.match(text, position)
+        if not match or match.group(1) in ("", "."):
+            raise UsageError("invalid duration %r: use a Go duration such as 2h, 90m or 1h30m" % original)
+        total += float(match.group(1)) * _DURATION_UNITS[match.group(2)]
+        position = match.end()
+    return sign * total

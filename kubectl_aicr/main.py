@@ -27,9 +27,9 @@ def _version(invocation):
 
 
 def _command(name):
-    if name == "describe":
-        from .commands import describe
-        return describe.run
+    if name in ("describe", "approve", "revoke", "acknowledge"):
+        module = __import__("kubectl_aicr.commands." + name, fromlist=["run"])
+        return module.run
     if name == "version":
         return _version
     return _not_implemented

@@ -489,3 +489,33 @@ def verify_report(configmap, digest, configmap_name):
     if not isinstance(decoded, dict):
         return refused("report %s matches its digest but is not a JSON object" % configmap_name)
     return VerifiedReport(configmap_name, digest, report(decoded), None)
+
+
+# ---------------------------------------------------------------------------------------------
+# What people write: JSON patch operations (RFC 6902) on spec.approval, spec.revocation, spec.acknowledgements
+
+
+def approval_operations(user, expires, reason):
+    """Add ``spec.approval`` {user, expires (RFC 3339 UTC), reason}; set once (operator-api.md rule 1)."""
+    return [{"op": "add", "path": "/spec/approval",
+             "value": {"user": user, "expires": format_time(expires), "reason": reason}}]
+
+
+def revocation_operations(user, time, reason):
+    """Add ``spec.revocation`` {user, time (RFC 3339 UTC), reason}; set once (operator-api.md rule 2)."""
+    return [{"op": "add", "path": "/spec/revocation",
+             "value": {"user": user, "time": format_time(time), "reason": reason}}]
+
+
+def acknowledgement_operations(rollout_view, release, user, time):
+    """Append {release, user, time} to ``spec.acknowledgements`` (append-only, rule 3); create the list if absent."""
+    entry = {"release": release, "user": user, "time": format_time(time)}
+    if rollout_view.acknowledgements:
+        return [{"op": "add", "path": "/spec/acknowledgements/-", "value": entry}]
+    return [{"op": "add", "path": "/spec/acknowledgements", "value": [entry]}]
+
+
+def self_subject_username(review):
+    """``status.userInfo.username`` of a SelfSubjectReview (authentication.k8s.io/v1), or None."""
+    value = _text(review, "status.userInfo.username")
+    return value if isinstance(value, str) and value else None

@@ -41,7 +41,7 @@ def fields(pairs, indent=0):
 
     A value that is a list of strings continues on following lines at the value column.
     """
-    width = max((len(label) for label, _ in pairs), default=0) + 2
+    width = max((len(label) for label, _ in pairs), default=0) + 3
     lines = []
     for label, value in pairs:
         values = value if isinstance(value, list) else [value]

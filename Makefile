@@ -1,0 +1,41 @@
+# kubectl-aicr. `make demo` and `make test` are the two set-up commands (README).
+# Test tools come from requirements-test.txt into .venv; nothing from them ships.
+
+PYTHON ?= python3
+VENV   := .venv
+VPY    := $(VENV)/bin/python
+STAMP  := $(VENV)/.installed
+PYENV_ROOT ?= $(shell pyenv root 2>/dev/null || echo $$HOME/.pyenv)
+
+.PHONY: all build test test-all test-pythons demo bench release clean venv
+
+all: build
+
+$(STAMP): requirements-test.txt
+	$(PYTHON) -m venv $(VENV)
+	$(VPY) -m pip install --quiet --disable-pip-version-check -r requirements-test.txt
+	touch $(STAMP)
+
+venv: $(STAMP)
+
+build:
+	$(PYTHON) build.py
+
+# The main tier: quick (minutes on two cores).
+test: $(STAMP) build
+	$(VPY) -m pytest -q -n 2 tests
+
+# Every CPython 3.8 or newer under $(PYENV_ROOT)/versions runs the built file's tests.
+test-pythons: $(STAMP) build
+	$(VPY) tests/run_pythons.py --pyenv-root "$(PYENV_ROOT)"
+
+test-all: test test-pythons
+
+demo: $(STAMP) build
+	$(VPY) -m tests.demo
+
+bench: $(STAMP) build
+	$(VPY) benchmarks/run.py
+
+clean:
+	rm -rf dist build .pytest_cache .hypothesis

@@ -1,0 +1,63 @@
+"""``kubectl aicr approve ROLLOUT --reason TEXT [--expires DURATION]``.
+
+Source: ../shared/spec/kubectl-aicr-seed.txt ("approve") and operator-api.md rule 1.
+Sets ``spec.approval`` {user, expires, reason} once: ``user`` is the caller's
+username from a SelfSubjectReview; ``expires`` is now + DURATION, or the
+rollout's deadline without --expires. Refused, before anything is written and
+saying why: a rollout that has ended, one already approved (naming by whom and
+until when), one that needs no approval, without --expires one whose deadline
+has passed; a negative or malformed --expires; a missing, empty or too long --reason.
+"""
+
+import datetime
+
+from .. import objects, output, session
+from ..errors import RefusedError
+from . import writes
+
+
+def run(invocation):
+    reason = writes.checked_reason(invocation.reason)
+    lifetime = writes.checked_expires(invocation.expires)
+    with session.connect(invocation) as client:
+        user = writes.who_am_i(client)
+
+        def decide(rollout):
+            return objects.approval_operations(user, _expiry(rollout, lifetime), reason)
+
+        stored = objects.rollout(writes.conditional_patch(client, invocation.name, decide))
+    approval = stored.approval
+    if not isinstance(approval, objects.Approval):
+        raise RefusedError("the API server accepted the approval of %s but did not return it; check with "
+                           "kubectl aicr describe %s" % (invocation.name, invocation.name))
+    output.say("rollout %s approved by %s until %s" % (
+        output.safe(stored.name), output.safe(approval.user), output.safe(_time(approval.expires))))
+    output.say("reason: %s" % output.safe(approval.reason))
+    return 0
+
+
+def _time(value):
+    return objects.format_time(value) if isinstance(value, datetime.datetime) else value
+
+
+def _expiry(rollout, lifetime):
+    """Check ``rollout`` can be approved; return the expiry (aware datetime). RefusedError says why not."""
+    writes.refuse_invalid(rollout, rollout.approval, rollout.approval_required, rollout.outcome)
+    writes.require_open(rollout, "approved")
+    if isinstance(rollout.approval, objects.Approval):
+        approval = rollout.approval
+        raise RefusedError("rollout %s is already approved by %s until %s; an approval can be neither changed "
+                           "nor extended" % (rollout.name, approval.user, _time(approval.expires)))
+    if rollout.approval_required is not True:
+        raise RefusedError("rollout %s needs no approval (spec.approvalRequired is %s)"
+                           % (rollout.name, "false" if rollout.approval_required is False else "not set"))
+    now = writes.now_utc()
+    if lifetime is not None:
+        return now + datetime.timedelta(seconds=lifetime)
+    writes.refuse_invalid(rollout, rollout.deadline)
+    if rollout.deadline is None:
+        raise RefusedError("rollout %s has no deadline; give --expires DURATION" % rollout.name)
+    if rollout.deadline <= now:
+        raise RefusedError("rollout %s: its deadline %s has passed; give --expires DURATION to approve it"
+                           % (rollout.name, _time(rollout.deadline)))
+    return rollout.deadline

@@ -1,0 +1,61 @@
+#!/usr/bin/env python3
+"""Run the end-to-end tests once per CPython 3.8+ found in $(pyenv root)/versions.
+
+Usage: python tests/run_pythons.py [--pyenv-root DIR] [pytest args...]
+
+Each run executes the built dist/kubectl-aicr with that interpreter (the tests
+read AICR_TEST_PYTHON); pytest itself runs in the test virtualenv. Every
+interpreter found is reported; a version folder with no working python is a
+failure, not a silent skip; finding no 3.8+ interpreter at all is a failure too.
+"""
+
+import argparse
+import os
+import re
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+
+
+def interpreters(pyenv_root):
+    """[(version tuple, path)] of every CPython X.Y.Z folder under pyenv_root/versions, sorted."""
+    folder = os.path.join(pyenv_root, "versions")
+    found = []
+    for name in sorted(os.listdir(folder)) if os.path.isdir(folder) else []:
+        match = re.match(r"^(\d+)\.(\d+)\.(\d+)$", name)
+        if match:
+            found.append((tuple(int(g) for g in match.groups()), os.path.join(folder, name, "bin", "python")))
+    return sorted(found)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--pyenv-root", default=os.environ.get("PYENV_ROOT") or os.path.expanduser("~/.pyenv"))
+    args, pytest_args = parser.parse_known_args()
+    found = interpreters(args.pyenv_root)
+    modern = [(v, p) for v, p in found if v >= (3, 8)]
+    print("interpreters in %s: %s" % (args.pyenv_root, ", ".join(".".join(map(str, v)) for v, _ in found) or "none"))
+    if not modern:
+        print("FAILED: no CPython 3.8 or newer found")
+        return 1
+    failed = []
+    for version, python in modern:
+        label = ".".join(map(str, version))
+        if not os.access(python, os.X_OK):
+            print("== %s: MISSING interpreter %s" % (label, python))
+            failed.append(label)
+            continue
+        print("== Python %s (%s)" % (label, python), flush=True)
+        env = dict(os.environ, AICR_TEST_PYTHON=python)
+        command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-m", "e2e",
+                   os.path.join(HERE)] + (pytest_args or ["-x"])
+        if subprocess.call(command, cwd=ROOT, env=env) != 0:
+            failed.append(label)
+    print("Python versions tested: %d, failed: %s" % (len(modern), ", ".join(failed) or "none"))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
