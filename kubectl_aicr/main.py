@@ -27,7 +27,7 @@ def _version(invocation):
 
 
 def _command(name):
-    if name in ("describe", "approve", "revoke", "acknowledge"):
+    if name in ("describe", "approve", "revoke", "acknowledge", "reproduce"):
         module = __import__("kubectl_aicr.commands." + name, fromlist=["run"])
         return module.run
     if name == "version":

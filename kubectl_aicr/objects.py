@@ -519,3 +519,95 @@ def self_subject_username(review):
     """``status.userInfo.username`` of a SelfSubjectReview (authentication.k8s.io/v1), or None."""
     value = _text(review, "status.userInfo.username")
     return value if isinstance(value, str) and value else None
+
+
+# ---------------------------------------------------------------------------------------------
+# ClusterRuntime and plans
+
+
+PLAN_SELECTOR = "%s=plan" % ROLE_LABEL
+SOURCE_APPLICATIONS = "applications"
+IMAGE_BY_DIGEST_RE = re.compile(r"\A[^\s@]+@sha256:[0-9a-f]{64}\Z")
+
+
+class Runtime(NamedTuple):
+    """ClusterRuntime ``cluster``: the desired-state digests of its active and candidate plans."""
+
+    active_plan: object
+    candidate_plan: object
+
+
+def runtime(obj):
+    """Read the ClusterRuntime object (dict) into a :class:`Runtime`."""
+    return Runtime(_digest(obj, "status.activePlan"), _digest(obj, "status.candidatePlan"))
+
+
+class Plan(NamedTuple):
+    """A plan ConfigMap: ``recipe`` is the exact text of ``data["recipe.json"]``; ``render_flags`` a list of str."""
+
+    name: object
+    digest: object
+    source: object
+    recipe: object
+    recipe_digest: object
+    render_flags: object
+    aicr_image: object
+    bundle: object
+
+
+def plan_configmap_name(digest):
+    """``aicr-plan-<first 16 hex of the desired-state digest>``."""
+    return PLAN_PREFIX + digest[len("sha256:"):][:16]
+
+
+def _data(obj, key):
+    """``data[key]`` of a ConfigMap (keys hold dots, so not a dotted path)."""
+    data = _mapping(obj, "data")
+    if not isinstance(data, dict):
+        return data
+    value = data.get(key)
+    if value is None or isinstance(value, str):
+        return value
+    return Invalid("data[%s]" % key, _describe(value))
+
+
+def _annotation(obj, key):
+    annotations = _mapping(obj, "metadata.annotations")
+    if not isinstance(annotations, dict):
+        return annotations
+    value = annotations.get(key)
+    if value is None or isinstance(value, str):
+        return value
+    return Invalid("metadata.annotations[%s]" % key, _describe(value))
+
+
+def _render_flags(obj):
+    text = _data(obj, "renderFlags")
+    if not isinstance(text, str):
+        return text
+    try:
+        flags = json.loads(text)
+    except (ValueError, RecursionError):
+        return Invalid("data[renderFlags]", "not JSON")
+    if not isinstance(flags, list) or not all(isinstance(f, str) for f in flags):
+        return Invalid("data[renderFlags]", "not a JSON array of strings")
+    return flags
+
+
+def plan(obj):
+    """Read a plan ConfigMap (dict) into a :class:`Plan`."""
+    digest = _annotation(obj, DIGEST_ANNOTATION)
+    if isinstance(digest, str) and not DIGEST_RE.match(digest):
+        digest = Invalid("metadata.annotations[%s]" % DIGEST_ANNOTATION, "not sha256:<64 lowercase hex>")
+    recipe_digest = _data(obj, "recipeDigest")
+    if isinstance(recipe_digest, str) and not DIGEST_RE.match(recipe_digest):
+        recipe_digest = Invalid("data[recipeDigest]", "not sha256:<64 lowercase hex>")
+    return Plan(name=_text(obj, "metadata.name"), digest=digest, source=_annotation(obj, SOURCE_ANNOTATION),
+                recipe=_data(obj, "recipe.json"), recipe_digest=recipe_digest, render_flags=_render_flags(obj),
+                aicr_image=_data(obj, "aicrImage"), bundle=_data(obj, "bundle"))
+
+
+def list_items(listed):
+    """The ``items`` of a List answer that are objects (dicts); anything else is skipped."""
+    items = listed.get("items") if isinstance(listed, dict) else None
+    return [item for item in items if isinstance(item, dict)] if isinstance(items, list) else []

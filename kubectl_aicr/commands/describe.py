@@ -131,7 +131,7 @@ def summary_lines(rollout, now):
         ("UID", rollout.uid),
         ("Runtime", runtime),
         ("Transition", _transition(rollout)),
-        ("To", rollout.to_digest),
+        ("Target plan", rollout.to_digest),
         ("Phase", rollout.phase),
         ("Outcome", rollout.outcome),
         ("Deadline", _when(rollout.deadline, now, "in %s", "passed %s ago")),

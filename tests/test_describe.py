@@ -1,0 +1,143 @@
+"""describe, end to end: dist/kubectl-aicr as a process against the HTTPS test API server."""
+
+import re
+
+import pytest
+
+pytestmark = pytest.mark.e2e
+
+
+def describe(run, api_server, kubeconfig_for, role, user="alice@example.com", *extra):
+    return run("describe", api_server.fixture_name(role), *extra, kubeconfig=kubeconfig_for(user))
+
+
+def field(text, label):
+    match = re.search(r"^%s:\s+(.*)$" % re.escape(label), text, re.M)
+    assert match, "no %r line in:\n%s" % (label, text)
+    return match.group(1)
+
+
+def test_upgrade_awaiting_approval_with_verified_report(run, api_server, kubeconfig_for):
+    result = describe(run, api_server, kubeconfig_for, "awaiting-approval")
+    assert result.returncode == 0, result.stderr
+    out = result.stdout
+    obj = api_server.fixture("awaiting-approval")
+    assert field(out, "Name") == obj["metadata"]["name"]
+    assert field(out, "UID") == obj["metadata"]["uid"]
+    assert obj["spec"]["runtimeRef"]["uid"] in field(out, "Runtime")
+    frm, to = obj["spec"]["from"]["desiredStateDigest"], obj["spec"]["to"]["desiredStateDigest"]
+    assert field(out, "Transition") == "%s -> %s" % (frm[:23], to[:23])
+    assert field(out, "Phase") == "AwaitingApproval"
+    assert field(out, "Outcome") == "<none>"
+    assert re.match(r"^%s \(in 3h59m|in 4h0m\)" % re.escape(obj["spec"]["deadline"]), field(out, "Deadline")) \
+        or field(out, "Deadline").startswith(obj["spec"]["deadline"] + " (in ")
+    assert field(out, "Approval") == "required, pending"
+    assert field(out, "Message") == obj["status"]["message"]
+    inventory = obj["spec"]["startingInventory"]
+    assert field(out, "Starting inventory") == "%d releases, %s" % (inventory["releases"], inventory["digest"])
+    assert re.search(r"^  gpu-operator\s+Upgrade\s+manual\s+yes\s+Pending$", out, re.M)
+    assert re.search(r"^  network-operator\s+Install\s+safe\s+yes\s+Pending$", out, re.M)
+    digest = obj["spec"]["assessment"]["digest"]
+    assert "verified against %s" % digest in field(out, "Assessment")
+    assert re.search(r"^  gpu-operator\s+version\s+25\.3\.0 -> 25\.10\.0\s+manual\s+", out, re.M)
+    assert "Recorded steps:" in out and "    before: No drain is in progress." in out
+    assert re.search(r"PostApply\s+reset-breaker", out)
+    assert result.stderr == ""
+
+
+def test_initial_install(run, api_server, kubeconfig_for):
+    result = describe(run, api_server, kubeconfig_for, "install")
+    assert result.returncode == 0, result.stderr
+    assert field(result.stdout, "Transition") == "none (initial install)"
+    assert field(result.stdout, "Approval") == "not required"
+    assert "Assessment: none" in result.stdout.splitlines()
+    assert re.search(r"^  gpu-operator\s+Install\s+safe\s+yes\s+InFlight: Waiting", result.stdout, re.M)
+
+
+def test_tampered_report_is_never_shown_and_exits_non_zero(run, api_server, kubeconfig_for):
+    result = describe(run, api_server, kubeconfig_for, "tampered-report")
+    assert result.returncode == 3
+    assert field(result.stdout, "Assessment").startswith("NOT VERIFIED, NOT SHOWN: ")
+    assert "COMPONENT" not in result.stdout  # no report rows at all
+    assert field(result.stdout, "Phase") == "AwaitingApproval"  # the rest is printed
+    assert result.stderr.startswith("error: assessment report not verified: ")
+    assert len(result.stderr.splitlines()) == 1
+
+
+def test_missing_report_is_not_verified(run, api_server, kubeconfig_for):
+    result = describe(run, api_server, kubeconfig_for, "report-missing")
+    assert result.returncode == 3
+    assert "was not found" in field(result.stdout, "Assessment")
+
+
+def test_approved_revoked_and_acknowledged_are_shown(run, api_server, kubeconfig_for):
+    approved = api_server.fixture("approved-rolling-out")
+    out = describe(run, api_server, kubeconfig_for, "approved-rolling-out").stdout
+    approval = approved["spec"]["approval"]
+    assert field(out, "Approval").startswith("approved by %s until %s (expires in " % (approval["user"],
+                                                                                     approval["expires"]))
+    assert field(out, "Approval reason") == approval["reason"]
+    revoked = api_server.fixture("revoked")
+    result = describe(run, api_server, kubeconfig_for, "revoked")
+    assert field(result.stdout, "Outcome") == "Revoked"
+    assert field(result.stdout, "Revocation").startswith("revoked by %s at " % revoked["spec"]["revocation"]["user"])
+    waiting = api_server.fixture("awaiting-acknowledgement")
+    out = describe(run, api_server, kubeconfig_for, "awaiting-acknowledgement").stdout
+    for ack in waiting["spec"]["acknowledgements"]:
+        assert "Acknowledged: %s by %s at %s" % (ack["release"], ack["user"], ack["time"]) in out
+
+
+def test_reader_may_describe(run, api_server, kubeconfig_for):
+    assert describe(run, api_server, kubeconfig_for, "awaiting-approval", "carol@example.com").returncode == 0
+
+
+def test_not_found_is_printed_as_kubectl_prints_it(run, api_server, kubeconfig_for):
+    result = run("describe", "nope", kubeconfig=kubeconfig_for())
+    assert result.returncode == 1
+    assert result.stderr == 'error: runtimerollouts.operator.aicr.run "nope" not found\n'
+    assert result.stdout == ""
+
+
+def test_stranger_is_forbidden_in_one_line(run, api_server, kubeconfig_for):
+    result = describe(run, api_server, kubeconfig_for, "install", "mallory@example.com")
+    assert result.returncode == 1
+    assert result.stderr.startswith('error: runtimerollouts.operator.aicr.run "rollout-')
+    assert 'is forbidden: User "mallory@example.com" cannot get resource "runtimerollouts"' in result.stderr
+    assert len(result.stderr.splitlines()) == 1
+
+
+@pytest.mark.parametrize("style", ["cert-files", "cert-data", "token"])
+def test_every_credential_style_authenticates_as_its_user(run, api_server, kubeconfig_for, style):
+    result = run("describe", api_server.fixture_name("install"),
+                 kubeconfig=kubeconfig_for("alice@example.com", style=style))
+    assert result.returncode == 0, result.stderr
+    seen = [r for r in api_server.requests if r.path.startswith("/apis/operator.aicr.run")]
+    assert seen and all(r.user == "alice@example.com" for r in seen), seen
+
+
+def test_two_requests_share_one_connection(run, api_server, kubeconfig_for):
+    result = describe(run, api_server, kubeconfig_for, "awaiting-approval")
+    assert result.returncode == 0
+    requests = api_server.requests
+    assert [r.method for r in requests] == ["GET", "GET"]
+    assert len({r.connection_id for r in requests}) == 1
+
+
+def test_ca_data_verifies_and_untrusted_server_fails_in_one_line(run, api_server, kubeconfig_for, tmp_path):
+    assert run("describe", api_server.fixture_name("install"),
+               kubeconfig=kubeconfig_for(ca="data")).returncode == 0
+    result = run("describe", "x", kubeconfig=kubeconfig_for(ca=None), env={"SSL_CERT_FILE": "/nonexistent"})
+    assert result.returncode == 1
+    assert result.stderr.startswith("error: TLS: the certificate of server %s is not trusted" % api_server.url)
+    assert len(result.stderr.splitlines()) == 1
+
+
+def test_connection_refused_names_the_server(run, api_server, kubeconfig_for):
+    import socket
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    server = "https://127.0.0.1:%d" % port
+    result = run("describe", "x", kubeconfig=kubeconfig_for(server=server))
+    assert result.returncode == 1
+    assert result.stderr == "error: cannot connect to server %s: connection refused\n" % server
