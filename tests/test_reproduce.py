@@ -1,0 +1,184 @@
+"""reproduce, end to end: the plan's recipe on disk, verified, and three commands that are safe to paste."""
+
+import copy
+import hashlib
+import json
+import os
+import shlex
+import subprocess
+
+import pytest
+
+pytestmark = pytest.mark.e2e
+
+
+def plan(api_server, role):
+    return api_server.fixture(role)
+
+
+def digest_of(api_server, role):
+    return plan(api_server, role)["metadata"]["annotations"]["operator.aicr.run/desired-state-digest"]
+
+
+def only_reads(api_server):
+    return all(r.method == "GET" for r in api_server.requests)
+
+
+def command_lines(stdout):
+    return [line for line in stdout.splitlines() if line.split(" ")[0] in ("docker", "oras", "diff")]
+
+
+def test_no_argument_takes_the_active_plan(run, api_server, kubeconfig_for, tmp_path):
+    folder = tmp_path / "out"
+    result = run("reproduce", "--dir", folder, kubeconfig=kubeconfig_for("carol@example.com"))
+    assert result.returncode == 0, result.stderr
+    active = plan(api_server, "plan-active")
+    recipe = (folder / "recipe.json").read_bytes()
+    assert recipe == active["data"]["recipe.json"].encode("utf-8")
+    assert "the active plan of ClusterRuntime cluster" in result.stdout
+    assert digest_of(api_server, "plan-active") in result.stdout and active["metadata"]["name"] in result.stdout
+    assert active["data"]["aicrImage"] in result.stdout and active["data"]["bundle"] in result.stdout
+    docker, oras, diff = command_lines(result.stdout)
+    argv = shlex.split(docker)
+    assert argv[:3] == ["docker", "run", "--rm"] and active["data"]["aicrImage"] in argv
+    assert argv[-len(json.loads(active["data"]["renderFlags"])):] == json.loads(active["data"]["renderFlags"])
+    assert shlex.split(oras)[:3] == ["oras", "pull", active["data"]["bundle"]]
+    assert shlex.split(diff) == ["diff", "-r", str(folder / "rendered"), str(folder / "bundle")]
+    assert "Zero diff means the operator deployed exactly what the AICR CLI renders" in result.stdout
+    assert only_reads(api_server)
+
+
+def test_candidate_when_there_is_no_active_plan(run, api_server, kubeconfig_for, tmp_path):
+    runtime = api_server.get_object("ClusterRuntime", "cluster")
+    del runtime["status"]["activePlan"]
+    api_server.put_object(runtime)
+    result = run("reproduce", "--dir", tmp_path, kubeconfig=kubeconfig_for())
+    assert result.returncode == 0, result.stderr
+    assert "the candidate plan of ClusterRuntime cluster" in result.stdout
+    assert digest_of(api_server, "plan-candidate") in result.stdout
+
+
+def test_neither_active_nor_candidate_is_an_error(run, api_server, kubeconfig_for, tmp_path):
+    runtime = api_server.get_object("ClusterRuntime", "cluster")
+    runtime["status"] = {}
+    api_server.put_object(runtime)
+    result = run("reproduce", "--dir", tmp_path / "x", kubeconfig=kubeconfig_for())
+    assert result.returncode == 1 and "neither an active nor a candidate plan" in result.stderr
+    assert not (tmp_path / "x").exists()
+
+
+def test_by_digest_is_found_by_annotation_not_by_name(run, api_server, kubeconfig_for, tmp_path):
+    digest = digest_of(api_server, "plan-candidate")
+    result = run("reproduce", digest, "--dir", tmp_path, kubeconfig=kubeconfig_for())
+    assert result.returncode == 0, result.stderr
+    assert [r.query for r in api_server.requests if r.path.endswith("/configmaps")] == [
+        "labelSelector=operator.aicr.run%2Frole%3Dplan"]
+    assert (tmp_path / "recipe.json").read_bytes() == plan(api_server, "plan-candidate")["data"]["recipe.json"].encode()
+
+
+def test_by_name_checks_the_annotation(run, api_server, kubeconfig_for, tmp_path):
+    good = run("reproduce", plan(api_server, "plan-active")["metadata"]["name"], "--dir", tmp_path,
+               kubeconfig=kubeconfig_for())
+    assert good.returncode == 0, good.stderr
+    bad = run("reproduce", plan(api_server, "plan-mislabelled")["metadata"]["name"], "--dir", tmp_path / "m",
+              kubeconfig=kubeconfig_for())
+    assert bad.returncode == 1 and "does not match its name" in bad.stderr
+    assert not (tmp_path / "m").exists()
+
+
+def test_two_configmaps_claiming_one_digest_is_ambiguous(run, api_server, kubeconfig_for, tmp_path):
+    twin = copy.deepcopy(plan(api_server, "plan-active"))
+    twin["metadata"]["name"] = "aicr-plan-0000000000000000"
+    twin["metadata"].pop("resourceVersion", None)
+    api_server.put_object(twin)
+    result = run("reproduce", "--dir", tmp_path / "x", kubeconfig=kubeconfig_for())
+    assert result.returncode == 1 and "refusing to guess" in result.stderr
+
+
+@pytest.mark.parametrize("role,words,code", [
+    ("plan-applications", "rebuilt from Argo CD Applications and has no recipe", 1),
+    ("plan-no-flags", "records no render flags", 1),
+    ("plan-recipe-mismatch", "does not match|not to its recorded recipeDigest", 3),
+])
+def test_refusals_write_nothing(run, api_server, kubeconfig_for, tmp_path, role, words, code):
+    folder = tmp_path / "out"
+    result = run("reproduce", digest_of(api_server, role), "--dir", folder, kubeconfig=kubeconfig_for())
+    assert result.returncode == code, result.stderr
+    assert any(w in result.stderr for w in words.split("|"))
+    assert len(result.stderr.splitlines()) == 1
+    assert not folder.exists()
+    assert result.stdout == ""
+
+
+@pytest.mark.parametrize("argument", ["latest", "sha256:ABC", "aicr-plan-xyz", "sha256:" + "0" * 63])
+def test_a_plan_argument_of_neither_form_is_a_usage_error(run, api_server, kubeconfig_for, argument):
+    result = run("reproduce", argument, kubeconfig=kubeconfig_for())
+    assert result.returncode == 2 and "PLAN must be" in result.stderr
+    assert api_server.requests == []
+
+
+def test_unknown_digest_is_a_clear_error(run, api_server, kubeconfig_for, tmp_path):
+    result = run("reproduce", "sha256:" + "a" * 64, "--dir", tmp_path, kubeconfig=kubeconfig_for())
+    assert result.returncode == 1 and "no plan ConfigMap in aicr-system has desired-state digest" in result.stderr
+
+
+HOSTILE_FLAGS = ["--repo", "oci://host/a b", "--set", "x='y'", "--set", 'a="b"', "--note", "$(touch PWNED)",
+                 "--note", "`touch PWNED`", "--note", "a; touch PWNED", "--note", "*", "--note", "a\\nb",
+                 "--note", "tab\there"]
+
+
+def _hostile_plan(api_server, flags):
+    hostile = copy.deepcopy(plan(api_server, "plan-active"))
+    hostile["data"]["renderFlags"] = json.dumps(flags)
+    hostile["metadata"].pop("resourceVersion", None)
+    api_server.put_object(hostile)
+
+
+def test_values_from_the_cluster_are_quoted_so_pasting_runs_nothing_else(run, api_server, kubeconfig_for, tmp_path):
+    flags = [f for f in HOSTILE_FLAGS if "\t" not in f]
+    _hostile_plan(api_server, flags)
+    result = run("reproduce", "--dir", tmp_path / "dir with space", kubeconfig=kubeconfig_for())
+    assert result.returncode == 0, result.stderr
+    docker = command_lines(result.stdout)[0]
+    assert shlex.split(docker)[-len(flags):] == flags
+    # Run the line through a real shell with `docker` replaced by a program that prints its argv.
+    shim = tmp_path / "bin"
+    shim.mkdir()
+    (shim / "docker").write_text("#!/bin/sh\nfor a in \"$@\"; do printf '%s\\0' \"$a\"; done\n")
+    os.chmod(shim / "docker", 0o755)
+    out = subprocess.run(["sh", "-c", docker], cwd=tmp_path, stdout=subprocess.PIPE,
+                         env={"PATH": "%s:/usr/bin:/bin" % shim}).stdout
+    assert out.split(b"\0")[:-1][-len(flags):] == [f.encode() for f in flags]
+    assert not (tmp_path / "PWNED").exists()
+
+
+@pytest.mark.parametrize("bad", ["line\nbreak", "esc\x1b[31m", "tab\there", "bell\x07"])
+def test_a_value_with_control_characters_is_refused(run, api_server, kubeconfig_for, tmp_path, bad):
+    _hostile_plan(api_server, ["--note", bad])
+    result = run("reproduce", "--dir", tmp_path / "x", kubeconfig=kubeconfig_for())
+    assert result.returncode == 1 and "cannot be quoted safely" in result.stderr
+    assert "\x1b" not in result.stderr and len(result.stderr.splitlines()) == 1
+    assert not (tmp_path / "x").exists()
+
+
+def test_existing_recipe_is_replaced_and_a_planted_symlink_is_not_followed(run, api_server, kubeconfig_for,
+                                                                           tmp_path):
+    folder = tmp_path / "out"
+    folder.mkdir()
+    victim = tmp_path / "victim"
+    victim.write_text("precious")
+    os.symlink(victim, folder / "recipe.json")
+    result = run("reproduce", "--dir", folder, kubeconfig=kubeconfig_for())
+    assert result.returncode == 0, result.stderr
+    assert victim.read_text() == "precious"
+    assert not os.path.islink(folder / "recipe.json")
+    recipe = (folder / "recipe.json").read_bytes()
+    assert "sha256:" + hashlib.sha256(recipe).hexdigest() == plan(api_server, "plan-active")["data"]["recipeDigest"]
+    assert sorted(os.listdir(folder)) == ["recipe.json"]  # no temporary file left behind
+
+
+def test_reproduce_changes_nothing_in_the_cluster(run, api_server, kubeconfig_for, tmp_path):
+    for args in ([], [digest_of(api_server, "plan-candidate")], [plan(api_server, "plan-active")["metadata"]["name"]],
+                 [digest_of(api_server, "plan-applications")]):
+        run("reproduce", *args, "--dir", tmp_path / "d", kubeconfig=kubeconfig_for())
+    assert api_server.requests and only_reads(api_server)
