@@ -7,7 +7,7 @@ VPY    := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 PYENV_ROOT ?= $(shell pyenv root 2>/dev/null || echo $$HOME/.pyenv)
 
-.PHONY: all build test test-all test-pythons demo bench release clean venv
+.PHONY: all build release test test-all test-pythons demo bench clean venv
 
 all: build
 
@@ -20,6 +20,11 @@ venv: $(STAMP)
 
 build:
 	$(PYTHON) build.py
+
+# Release files (dist/kubectl-aicr-<os>-<arch>, their krew tarballs, SHA256SUMS) and plugins/aicr.yaml.
+# Run it and commit plugins/aicr.yaml whenever kubectl_aicr/ changes: a test checks the manifest.
+release:
+	$(PYTHON) build.py --release
 
 # The main tier: quick (minutes on two cores).
 test: $(STAMP) build

@@ -118,8 +118,7 @@ def build_parser():
                     "(AICR), and check a plan's bundle against the AICR CLI. Talks to the Kubernetes "
                     "API server only. Each command's API calls share a 30-second deadline.",
         epilog=_epilog(), formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--version", action="store_true", default=argparse.SUPPRESS,
-                        help="print the plugin's version and the Python running it")
+    _add_version(parser)
     _add_flags(parser)
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", title="commands",
                                        parser_class=_Parser)
@@ -128,8 +127,14 @@ def build_parser():
                                     allow_abbrev=False, prog="%s %s" % (PROG, name))
         if operand:
             sub.add_argument("name", metavar=operand, nargs="?", default=argparse.SUPPRESS)
+        _add_version(sub)
         _add_flags(sub)
     return parser
+
+
+def _add_version(parser):
+    parser.add_argument("--version", action="store_true", default=argparse.SUPPRESS,
+                        help="print the plugin's version and the Python running it")
 
 
 def version_text():

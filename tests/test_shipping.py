@@ -1,0 +1,225 @@
+"""Shipping like a kubectl plugin: reproducible release files, the krew manifest, old Pythons, kubectl
+discovery, read-only and HOME-less machines, non-root users, and the minimum Python version."""
+
+import filecmp
+import os
+import pwd
+import shutil
+import stat
+import subprocess
+import sys
+
+import pytest
+import yaml
+
+from tests.conftest import ROOT, VENV_BIN, base_env, plugin_command
+
+KUBECTL = os.path.join(VENV_BIN, "kubectl")
+PYENV_VERSIONS = os.path.join(os.environ.get("PYENV_ROOT") or os.path.expanduser("~/.pyenv"), "versions")
+SOURCES = ["build.py", "kubectl_aicr"]
+
+
+def project_version():
+    import re
+    text = open(os.path.join(ROOT, "kubectl_aicr", "__init__.py")).read()
+    return re.search(r'^__version__ = "([^"]+)"', text, re.M).group(1)
+
+
+def _copy_sources(target):
+    for name in SOURCES:
+        source = os.path.join(ROOT, name)
+        if os.path.isdir(source):
+            shutil.copytree(source, os.path.join(target, name), ignore=shutil.ignore_patterns("__pycache__"))
+        else:
+            shutil.copy2(source, target)
+
+
+def _release(tree):
+    subprocess.run([sys.executable, "build.py", "--release"], cwd=tree, check=True, stdout=subprocess.DEVNULL)
+    return os.path.join(tree, "dist")
+
+
+@pytest.fixture(scope="module")
+def two_releases(tmp_path_factory):
+    trees = []
+    for label in ("one", "two"):
+        tree = tmp_path_factory.mktemp(label)
+        _copy_sources(str(tree))
+        os.utime(os.path.join(str(tree), "build.py"), (0, 0 if label == "one" else 10 ** 9))  # mtimes must not leak
+        trees.append(str(tree))
+    return [(_release(tree), tree) for tree in trees]
+
+
+def test_release_is_reproducible_byte_for_byte(two_releases):
+    (dist_a, tree_a), (dist_b, tree_b) = two_releases
+    names = sorted(os.listdir(dist_a))
+    assert names == sorted(os.listdir(dist_b))
+    expected = ["SHA256SUMS", "kubectl-aicr"] + ["kubectl-aicr-%s-%s%s" % (o, a, ext) for o in ("darwin", "linux")
+                                                 for a in ("amd64", "arm64") for ext in ("", ".tar.gz")]
+    assert sorted(names) == sorted(expected + ["kubectl_complete-aicr"])
+    match, mismatch, errors = filecmp.cmpfiles(dist_a, dist_b, names, shallow=False)
+    assert mismatch == [] and errors == []
+    assert filecmp.cmp(os.path.join(tree_a, "plugins", "aicr.yaml"), os.path.join(tree_b, "plugins", "aicr.yaml"),
+                       shallow=False)
+
+
+def test_platform_files_are_the_one_portable_file_and_sums_match(two_releases):
+    import hashlib
+    dist, _ = two_releases[0]
+    main = open(os.path.join(dist, "kubectl-aicr"), "rb").read()
+    assert main.startswith(b"#!/usr/bin/env python3\n")
+    for name in os.listdir(dist):
+        if name.startswith("kubectl-aicr-") and not name.endswith(".tar.gz"):
+            assert open(os.path.join(dist, name), "rb").read() == main
+            assert os.stat(os.path.join(dist, name)).st_mode & stat.S_IXUSR
+    for line in open(os.path.join(dist, "SHA256SUMS")).read().splitlines():
+        digest, name = line.split("  ")
+        assert hashlib.sha256(open(os.path.join(dist, name), "rb").read()).hexdigest() == digest
+
+
+def test_committed_krew_manifest_matches_the_release(two_releases):
+    """plugins/aicr.yaml must be regenerated (make release) whenever the file changes."""
+    import hashlib
+    import tarfile
+    dist, tree = two_releases[0]
+    fresh = open(os.path.join(tree, "plugins", "aicr.yaml")).read()
+    committed = open(os.path.join(ROOT, "plugins", "aicr.yaml")).read()
+    assert committed == fresh, "plugins/aicr.yaml is stale: run `make release` and commit it"
+    manifest = yaml.safe_load(committed)
+    assert manifest["metadata"]["name"] == "aicr"
+    version = project_version()
+    assert manifest["spec"]["version"] == "v" + version
+    seen = set()
+    for platform in manifest["spec"]["platforms"]:
+        labels = platform["selector"]["matchLabels"]
+        name = "kubectl-aicr-%s-%s.tar.gz" % (labels["os"], labels["arch"])
+        seen.add((labels["os"], labels["arch"]))
+        assert platform["uri"].endswith("/v%s/%s" % (version, name))
+        path = os.path.join(dist, name)
+        assert platform["sha256"] == hashlib.sha256(open(path, "rb").read()).hexdigest()
+        with tarfile.open(path) as tar:
+            members = {m.name: m for m in tar.getmembers()}
+            assert platform["bin"] in members and members[platform["bin"]].mode & 0o111
+            assert {f["from"] for f in platform["files"]} <= set(members)
+    assert seen == {("linux", "amd64"), ("linux", "arm64"), ("darwin", "amd64"), ("darwin", "arm64")}
+
+
+@pytest.mark.parametrize("version", ["2.7", "3.6", "3.7"])
+def test_old_pythons_print_one_clear_line(plugin, version):
+    found = sorted(v for v in os.listdir(PYENV_VERSIONS) if v.startswith(version + ".")) \
+        if os.path.isdir(PYENV_VERSIONS) else []
+    if not found:
+        pytest.skip("no Python %s under %s" % (version, PYENV_VERSIONS))
+    python = os.path.join(PYENV_VERSIONS, found[-1], "bin", "python")
+    result = subprocess.run([python, plugin, "describe", "x"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            universal_newlines=True)
+    assert result.returncode == 1
+    assert result.stderr == "error: kubectl-aicr needs Python 3.8 or newer (found %s)\n" % version
+    assert result.stdout == ""
+
+
+def test_version_names_the_version_and_python(run):
+    version = project_version()
+    for args in (["--version"], ["version"], ["describe", "x", "--version"]):
+        result = run(*args)
+        assert result.returncode == 0
+        assert result.stdout.startswith("kubectl-aicr %s (Python 3." % version), result.stdout
+
+
+def test_minimum_python_is_3_8_statically():
+    result = subprocess.run([os.path.join(VENV_BIN, "vermin"), "-t=3.8-", "--no-tips", "--violations",
+                             "--eval-annotations", os.path.join(ROOT, "kubectl_aicr")],
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True)
+    assert result.returncode == 0, result.stdout
+
+
+def _path_with(folder):
+    return os.pathsep.join([str(folder), VENV_BIN, "/usr/bin", "/bin"])
+
+
+def test_kubectl_finds_and_runs_the_plugin(plugin, api_server, tmp_path):
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    shutil.copy2(plugin, bin_dir / "kubectl-aicr")
+    env = dict(base_env(tmp_path), PATH=_path_with(bin_dir) + os.pathsep + base_env(tmp_path)["PATH"])
+    listed = subprocess.run([KUBECTL, "plugin", "list"], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            universal_newlines=True)
+    assert listed.returncode == 0, listed.stderr
+    assert str(bin_dir / "kubectl-aicr") in listed.stdout.splitlines()
+    assert "warning" not in (listed.stdout + listed.stderr).lower()
+    kubeconfig = api_server.write_kubeconfig(str(tmp_path / "kc"), user="carol@example.com")
+    name = api_server.fixture_name("install")
+    described = subprocess.run([KUBECTL, "aicr", "describe", name, "--kubeconfig", kubeconfig], env=env,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True)
+    assert described.returncode == 0, described.stderr
+    assert "Name:                %s" % name in described.stdout
+    failing = subprocess.run([KUBECTL, "aicr", "describe", "nope", "--kubeconfig", kubeconfig], env=env,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True)
+    assert failing.returncode == 1
+    assert failing.stderr == 'error: runtimerollouts.operator.aicr.run "nope" not found\n'
+
+
+def _world_readable_dir(tmp_path, name):
+    import tempfile
+    folder = tempfile.mkdtemp(prefix="aicr-%s-" % name, dir="/tmp")
+    os.chmod(folder, 0o755)
+    return folder
+
+
+@pytest.mark.parametrize("home", ["unset", "read-only"])
+def test_runs_from_a_read_only_folder_without_a_usable_home_and_writes_nothing(plugin, api_server, tmp_path, home):
+    folder = _world_readable_dir(tmp_path, "ro")
+    try:
+        target = os.path.join(folder, "kubectl-aicr")
+        shutil.copy2(plugin, target)
+        kubeconfig = api_server.write_kubeconfig(os.path.join(folder, "kubeconfig"), user="bob@example.com",
+                                                 style="token", ca="data")
+        os.chmod(kubeconfig, 0o644)
+        empty = os.path.join(folder, "cwd")
+        os.mkdir(empty)
+        os.chmod(empty, 0o555)
+        os.chmod(folder, 0o555)
+        env = base_env(tmp_path)
+        env["TMPDIR"] = empty
+        if home == "unset":
+            del env["HOME"]
+        else:
+            env["HOME"] = empty
+        result = subprocess.run(plugin_command(target) + ["describe", api_server.fixture_name("install"),
+                                                          "--kubeconfig", kubeconfig],
+                                env=env, cwd=empty, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                universal_newlines=True)
+        assert result.returncode == 0, result.stderr
+        assert sorted(os.listdir(folder)) == ["cwd", "kubeconfig", "kubectl-aicr"]
+        assert os.listdir(empty) == []
+    finally:
+        os.chmod(folder, 0o755)
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root to switch to an unprivileged user")
+def test_runs_as_a_non_root_user(plugin, api_server, tmp_path):
+    nobody = pwd.getpwnam("nobody")
+    folder = _world_readable_dir(tmp_path, "nobody")
+    try:
+        target = os.path.join(folder, "kubectl-aicr")
+        shutil.copy2(plugin, target)
+        kubeconfig = api_server.write_kubeconfig(os.path.join(folder, "kubeconfig"), user="bob@example.com",
+                                                 style="token", ca="data")
+        os.chmod(kubeconfig, 0o644)
+        env = base_env(tmp_path)
+        env["HOME"] = "/nonexistent"
+        env["PATH"] = env["PATH"]
+
+        def drop():
+            os.setgid(nobody.pw_gid)
+            os.setuid(nobody.pw_uid)
+        command = plugin_command(target)
+        if os.path.realpath(command[0]).startswith("/root/"):
+            pytest.skip("the interpreter lives under /root, which an unprivileged user cannot read")
+        result = subprocess.run(command + ["describe", api_server.fixture_name("install"), "--kubeconfig",
+                                           kubeconfig], env=env, cwd=folder, preexec_fn=drop,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True)
+        assert result.returncode == 0, result.stderr
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
