@@ -74,14 +74,28 @@ def _segment(name):
 # Lenient field access
 
 
-class Invalid(NamedTuple):
-    """A field that is present but of the wrong type or form; ``str()`` says so."""
+class Invalid:
+    """A field that is present but of the wrong type or form; ``str()`` says so.
 
-    path: str
-    found: str
+    Deliberately not a tuple, so that ``"%s" % value`` formats it like any other value.
+    """
+
+    __slots__ = ("path", "found")
+
+    def __init__(self, path, found):
+        self.path = path
+        self.found = found
 
     def __str__(self):
         return "<invalid %s: %s>" % (self.path, self.found)
+
+    __repr__ = __str__
+
+    def __eq__(self, other):
+        return isinstance(other, Invalid) and (self.path, self.found) == (other.path, other.found)
+
+    def __hash__(self):
+        return hash((self.path, self.found))
 
 
 def _describe(value):

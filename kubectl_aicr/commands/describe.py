@@ -90,6 +90,8 @@ def _approval(rollout, now):
     """(label, value) pairs for the approval and the revocation."""
     approval, revocation = rollout.approval, rollout.revocation
     pairs = []
+    if isinstance(rollout.approval_required, Invalid):
+        pairs.append(("Approval required", rollout.approval_required))
     if isinstance(approval, objects.Approval):
         until = _when(approval.expires, now, "expires in %s", "expired %s ago")
         pairs.append(("Approval", "approved by %s until %s" % (output.safe(approval.user), output.safe(until))))
@@ -100,9 +102,8 @@ def _approval(rollout, now):
         pairs.append(("Approval", "required, not given" if rollout.ended else "required, pending"))
     elif rollout.approval_required is False:
         pairs.append(("Approval", "not required"))
-    else:
-        pairs.append(("Approval", rollout.approval_required if rollout.approval_required is not None
-                      else "<unknown: spec.approvalRequired is not set>"))
+    elif rollout.approval_required is None:
+        pairs.append(("Approval", "<unknown: spec.approvalRequired is not set>"))
     if isinstance(revocation, objects.Revocation):
         pairs.append(("Revocation", "revoked by %s at %s" % (output.safe(revocation.user),
                                                             output.safe(_when(revocation.time, now)))))
