@@ -39,6 +39,9 @@ def main(argv=None):
     """Run the plugin with ``argv`` (default ``sys.argv[1:]``); return the exit status."""
     argv = sys.argv[1:] if argv is None else argv
     try:
+        if argv[:1] == ["__complete"]:
+            from .commands import complete
+            return complete.run(argv[1:])
         try:
             invocation = cli.parse(argv)
         except cli.HelpRequested as shown:

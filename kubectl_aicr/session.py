@@ -11,8 +11,10 @@ from . import auth, kubeconfig, transport
 
 
 @contextlib.contextmanager
-def connect(invocation):
+def connect(invocation, deadline=None):
     """Yield a :class:`transport.Client` for ``invocation`` (its --kubeconfig and --context).
+
+    ``deadline``: a :class:`transport.Deadline` (default: a new 30-second one).
 
     Credential material that must live in files (``client-key-data``) is kept in a
     private temporary folder that is removed when the block ends, on every exit path.
@@ -22,7 +24,7 @@ def connect(invocation):
     selection = kubeconfig.select(config, invocation.context)
     with auth.SecretFiles() as secrets:
         credentials = auth.credentials(selection.user, secrets)
-        client = transport.Client(selection.cluster, credentials)
+        client = transport.Client(selection.cluster, credentials, deadline)
         try:
             yield client
         finally:

@@ -1,0 +1,116 @@
+"""``kubectl-aicr __complete WORD... PARTIAL``: shell completion, as kubectl 1.26+ asks a plugin for it.
+
+Source: k8s.io/kubectl ``pkg/cmd/plugin_completion.go``: kubectl runs the executable
+``kubectl_complete-aicr`` with the words typed after ``aicr``, the last one the word
+being completed (``""`` for a new word), and passes on what it prints: one candidate
+per line, then ``:<directive>`` (Cobra's ShellCompDirective: 0 default, 4 no file
+completion). The release's ``kubectl_complete-aicr`` runs this command.
+
+Completes commands, flags, context names from the kubeconfig, and rollout and plan
+names from the cluster. Asking the cluster is bounded by a short deadline, and any
+failure there quietly gives no candidates: completion never prints an error.
+"""
+
+from .. import cli, kubeconfig, objects, output, session, transport
+
+NO_FILE = 4
+DEFAULT = 0
+CLUSTER_SECONDS = 3.0
+ROLLOUT_COMMANDS = ("describe", "approve", "revoke", "acknowledge")
+DURATIONS = ("30m", "1h", "2h", "4h", "8h")
+
+
+def run(words):
+    """Print the candidates for ``words`` (the arguments after ``__complete``); always returns 0."""
+    candidates, directive = complete(list(words) or [""])
+    output.write_lines([output.safe(c) for c in candidates] + [":%d" % directive])
+    return 0
+
+
+def complete(words):
+    """(candidates, directive) for the typed ``words``; the last word is the one being completed."""
+    done, partial = words[:-1], words[-1]
+    flags = {flag for flag, _, _ in cli.FLAGS}
+    if done and done[-1] in flags:
+        return _flag_values(done[-1], partial, done[:-1])
+    if partial.startswith("--") and "=" in partial:
+        flag, _, value = partial.partition("=")
+        if flag in flags:
+            values, directive = _flag_values(flag, value, done)
+            return [flag + "=" + v for v in values], directive
+    if partial.startswith("-"):
+        names = sorted(flags | {"--help", "--version"})
+        return [n for n in names if n.startswith(partial)], NO_FILE
+    operands = _operands(done, flags)
+    if not operands:
+        return [c for c in cli.COMMANDS if c.startswith(partial)], NO_FILE
+    command = operands[0]
+    if len(operands) == 1 and command in ROLLOUT_COMMANDS:
+        return _from_cluster(done, partial, _rollout_names), NO_FILE
+    if len(operands) == 1 and command == "reproduce":
+        return _from_cluster(done, partial, _plan_names), NO_FILE
+    if len(operands) == 1 and command == "help":
+        return [c for c in cli.COMMANDS if c.startswith(partial)], NO_FILE
+    return [], NO_FILE
+
+
+def _operands(done, flags):
+    operands, skip = [], False
+    for word in done:
+        if skip:
+            skip = False
+        elif word in flags:
+            skip = True
+        elif not word.startswith("-"):
+            operands.append(word)
+    return operands
+
+
+def _invocation(done):
+    values = {}
+    joined = cli._join_flag_values(done)
+    for word in joined:
+        flag, sep, value = word.partition("=")
+        if sep and flag.startswith("--"):
+            values[flag[2:].replace("-", "_")] = value
+    return cli.Invocation(command="__complete", name=None, kubeconfig=values.get("kubeconfig"),
+                          context=values.get("context"), operator_namespace=values.get("operator_namespace"),
+                          reason=None, expires=None, dir=None)
+
+
+def _flag_values(flag, partial, done):
+    if flag == "--context":
+        try:
+            config = kubeconfig.load(_invocation(done).kubeconfig)
+        except Exception:  # completion never prints an error
+            return [], NO_FILE
+        return sorted(n for n in config.contexts if n.startswith(partial)), NO_FILE
+    if flag == "--expires":
+        return [d for d in DURATIONS if d.startswith(partial)], NO_FILE
+    if flag in ("--kubeconfig", "--dir"):
+        return [], DEFAULT
+    return [], NO_FILE
+
+
+def _from_cluster(done, partial, names_of):
+    invocation = _invocation(done)
+    try:
+        with session.connect(invocation, deadline=transport.Deadline(CLUSTER_SECONDS)) as client:
+            names = names_of(client, invocation)
+    except Exception:  # unreachable, forbidden, slow: quietly nothing
+        return []
+    return sorted(n for n in names if isinstance(n, str) and n.startswith(partial))
+
+
+def _rollout_names(client, invocation):
+    return [item.get("metadata", {}).get("name") for item in objects.list_items(client.get(objects.rollout_path()))]
+
+
+def _plan_names(client, invocation):
+    namespace = invocation.operator_namespace or cli.DEFAULT_OPERATOR_NAMESPACE
+    listed = client.get(objects.configmap_path(namespace), query={"labelSelector": objects.PLAN_SELECTOR})
+    names = []
+    for item in objects.list_items(listed):
+        plan = objects.plan(item)
+        names += [value for value in (plan.name, plan.digest) if isinstance(value, str)]
+    return names
