@@ -43,7 +43,8 @@ Refused (a ``YAMLError``), so that nothing is silently misread:
 - tabs used as indentation (6.1), bad or inconsistent indentation, content after the
   end of a document's root node, ``key: value`` on the line of ``---``, ``- `` or
   ``key:`` where the grammar forbids it (8.2.2), comments not preceded by whitespace;
-- duplicate keys (3.2.1.3; compared after resolution, reported at the second one),
+- duplicate keys (3.2.1.3; compared after resolution, reported at the second one, and
+  also keys that differ in YAML but not as Python dict keys, such as ``1`` and ``true``),
   complex keys (a mapping or sequence as a key) and implicit keys over several lines;
 - unknown tags (``!foo``, ``!!set``, ``!!omap``, ``!!timestamp``...), a tag that does not
   fit its node or value (``!!int abc``), undefined aliases or tag handles, an alias
@@ -111,10 +112,11 @@ _KNOWN_TAGS = frozenset(["str", "int", "bool", "null", "float", "map", "seq", "b
 def load(text, filename="<input>"):
     """Read a stream holding at most one document.
 
-    ``text`` is a ``str`` (a leading BOM is ignored). Returns the document's value
-    (dict, list, str, int, float, bool, None or bytes, nested), or None for a stream
-    without documents. Raises ``YAMLError(problem, filename, line, column)`` for any text
-    it refuses, including a stream with a second document.
+    ``text`` is a ``str`` (a leading BOM is ignored; a non-str is a TypeError, a
+    programming error rather than bad input); ``filename`` only labels errors. Returns
+    the document's value (dict, list, str, int, float, bool, None or bytes, nested), or
+    None for a stream without documents. Raises ``YAMLError(problem, filename, line,
+    column)`` for any text it refuses, including a stream with a second document.
     """
     parser = _Parser(text, filename)
     docs = parser.run()

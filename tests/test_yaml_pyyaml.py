@@ -11,7 +11,9 @@ differently, PyYAML's dumper protects only what 1.1 would misread: it quotes ``y
 ``0o17`` or ``+.5e3`` plain, which 1.1 reads as strings and 1.2 as numbers. Such
 strings, and only those, are left out of the generated values (``_differs_in_1_2``).
 Characters that YAML 1.1 takes for line breaks (U+0085, U+2028, U+2029) are left out
-too: PyYAML writes them raw in block scalars, where 1.2 keeps them as content.
+too: PyYAML writes them raw, followed by indentation, in plain, single-quoted and block
+scalars; 1.2 keeps them and that indentation as content (PyYAML reads 'a\x85  b' as
+'a b', we read it as written).
 """
 
 import math

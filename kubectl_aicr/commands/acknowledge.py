@@ -45,4 +45,5 @@ def run(invocation):
     output.say("rollout %s: %s acknowledged by %s at %s" % (
         output.safe(stored.name), output.safe(ack.release), output.safe(ack.user),
         output.safe(writes.shown_time(ack.time))))
+    writes.print_record_steps(stored, "PostApply", "this acknowledges the post-apply steps:", ack.release)
     return 0

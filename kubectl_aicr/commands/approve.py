@@ -33,6 +33,7 @@ def run(invocation):
     output.say("rollout %s approved by %s until %s" % (
         output.safe(stored.name), output.safe(approval.user), output.safe(_time(approval.expires))))
     output.say("reason: %s" % output.safe(approval.reason))
+    writes.print_record_steps(stored, "PreApply", "this approval acknowledges the pre-apply steps:")
     return 0
 
 

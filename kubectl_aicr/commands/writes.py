@@ -16,7 +16,7 @@ command's 30-second deadline.
 
 import datetime
 
-from .. import objects
+from .. import objects, output
 from ..cli import MAX_REASON_CHARS, parse_duration
 from ..errors import ApiError, AicrError, RefusedError, UsageError
 
@@ -117,3 +117,18 @@ def checked_expires(expires):
     if seconds == 0:
         raise UsageError("--expires 0 would end the approval at once; give a positive duration")
     return seconds
+
+
+def print_record_steps(rollout, when, heading, release=None):
+    """Print the transition-record steps of ``when`` (PreApply or PostApply) that a decision covers."""
+    records = rollout.transition_records if isinstance(rollout.transition_records, list) else []
+    lines = []
+    for record in records:
+        if not isinstance(record, objects.TransitionRecord) or (release is not None and record.release != release):
+            continue
+        for step in record.steps if isinstance(record.steps, list) else []:
+            if isinstance(step, objects.RecordStep) and step.when == when:
+                lines.append("  %s %s: %s" % (output.safe(record.release), output.safe(step.id),
+                                              output.safe(step.description)))
+    if lines:
+        output.write_lines([heading] + lines)
