@@ -15,8 +15,8 @@ The result of :func:`parse` is an :class:`Invocation`; ``None`` fields mean
 """
 
 import argparse
+import collections
 import re
-from typing import NamedTuple, Optional
 
 from . import __version__
 from .errors import UsageError
@@ -62,17 +62,11 @@ COMMANDS = {
 }
 
 
-class Invocation(NamedTuple):
-    """A parsed command line. ``name`` is the ROLLOUT, PLAN or COMMAND operand, or None."""
+Invocation = collections.namedtuple(
+    "Invocation", "command name kubeconfig context operator_namespace reason expires dir")
+Invocation.__doc__ = """A parsed command line (str fields; None where a flag or operand was not given).
 
-    command: str
-    name: Optional[str]
-    kubeconfig: Optional[str]
-    context: Optional[str]
-    operator_namespace: Optional[str]
-    reason: Optional[str]
-    expires: Optional[str]
-    dir: Optional[str]
+``name`` is the ROLLOUT, PLAN or COMMAND operand."""
 
 
 class HelpRequested(Exception):

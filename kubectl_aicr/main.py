@@ -8,7 +8,6 @@ report or recipe that does not match its recorded digest); 130 interrupted
 
 import os
 import sys
-import traceback
 
 from . import cli, output
 from .errors import AicrError
@@ -59,6 +58,7 @@ def main(argv=None):
         _silence_stdout()
         return 1
     except Exception as exc:  # a bug: one line, no traceback, no message text (it could hold anything)
+        import traceback
         frame = traceback.extract_tb(exc.__traceback__)[-1] if exc.__traceback__ else None
         where = " at %s:%d" % (os.path.basename(frame.filename), frame.lineno) if frame else ""
         output.error("internal error: %s%s; please report it" % (type(exc).__name__, where))
