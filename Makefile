@@ -7,7 +7,7 @@ VPY    := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 PYENV_ROOT ?= $(shell pyenv root 2>/dev/null || echo $$HOME/.pyenv)
 
-.PHONY: all build release test test-all test-pythons demo bench clean venv
+.PHONY: all build release test test-all test-pythons test-real real-apiserver demo bench clean venv
 
 all: build
 
@@ -34,7 +34,15 @@ test: $(STAMP) build
 test-pythons: $(STAMP) build
 	$(VPY) tests/run_pythons.py --pyenv-root "$(PYENV_ROOT)"
 
-test-all: test test-pythons
+# A real kube-apiserver + etcd built from Debian bookworm packages only (tests/real_apiserver/README.md);
+# cached in ~/.cache/kubectl-aicr/real-apiserver/<version>, so a second run is instant.
+real-apiserver:
+	bash tests/real_apiserver/build.sh
+
+test-real: $(STAMP) build real-apiserver
+	AICR_REQUIRE_REAL_APISERVER=1 $(VPY) -m pytest -q -m real tests
+
+test-all: test test-pythons test-real
 
 demo: $(STAMP) build
 	$(VPY) -m tests.demo
