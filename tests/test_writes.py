@@ -228,3 +228,18 @@ def test_two_acknowledgements_racing_record_one(plugin, api_server, tmp_path):
     assert sorted(code for code, _, _ in results) == [0, 1]
     loser = [err for code, _, err in results if code == 1][0]
     assert "is already acknowledged by %s" % after[-1]["user"] in loser
+
+
+@pytest.mark.parametrize("command", [["approve", "--reason", "r"], ["revoke", "--reason", "r"], ["acknowledge"]])
+def test_without_self_subject_review_nothing_is_written(run, api_server, kubeconfig_for, command):
+    """A server that refuses SelfSubjectReview (as Kubernetes before 1.28 does): a clear error, no write."""
+    grants = list(api_server.grants)
+    api_server.grants[:] = [g for g in grants if "selfsubjectreviews" not in repr(g)]
+    try:
+        result = run(command[0], api_server.fixture_name("awaiting-acknowledgement"), *command[1:],
+                     kubeconfig=kubeconfig_for("bob@example.com"))
+    finally:
+        api_server.grants[:] = grants
+    assert result.returncode == 1
+    assert "refused the SelfSubjectReview" in result.stderr and "nothing was written" in result.stderr
+    assert [r.method for r in api_server.requests] == ["POST"]

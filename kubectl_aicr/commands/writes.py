@@ -38,6 +38,10 @@ def who_am_i(client):
             raise AicrError("the API server does not offer SelfSubjectReview (authentication.k8s.io/v1, "
                             "Kubernetes 1.28 or newer), so your username cannot be learned; nothing was written"
                             ) from None
+        if exc.code == 403:
+            raise AicrError("the API server refused the SelfSubjectReview that tells who you are (it needs "
+                            "Kubernetes 1.28 or newer, where every user may create one): %s; nothing was written"
+                            % exc) from None
         raise
     username = objects.self_subject_username(review)
     if not username:
