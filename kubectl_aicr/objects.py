@@ -121,27 +121,27 @@ def _raw(obj, path):
     return value
 
 
-def _text(obj, path):
+def _typed(obj, path, kind, absent=None):
+    """The value at ``path`` if it is a ``kind``; ``absent`` when missing or null; else :class:`Invalid`."""
     value = _raw(obj, path)
     if value is None:
-        return None
-    if not isinstance(value, str):
+        return absent
+    if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
         return Invalid(path, _describe(value))
     return value
 
 
+def _text(obj, path):
+    return _typed(obj, path, str)
+
+
 def _bool(obj, path):
-    value = _raw(obj, path)
-    if value is None or isinstance(value, bool):
-        return value
-    return Invalid(path, _describe(value))
+    return _typed(obj, path, bool)
 
 
 def _int(obj, path):
-    value = _raw(obj, path)
-    if value is None or (isinstance(value, int) and not isinstance(value, bool) and value >= 0):
-        return value
-    return Invalid(path, _describe(value))
+    value = _typed(obj, path, int)
+    return Invalid(path, "a negative number") if isinstance(value, int) and value < 0 else value
 
 
 def _digest(obj, path):
@@ -160,21 +160,11 @@ def _time(obj, path):
 
 
 def _list(obj, path):
-    value = _raw(obj, path)
-    if value is None:
-        return []
-    if not isinstance(value, list):
-        return Invalid(path, _describe(value))
-    return value
+    return _typed(obj, path, list, absent=[])
 
 
 def _mapping(obj, path):
-    value = _raw(obj, path)
-    if value is None:
-        return None
-    if not isinstance(value, dict):
-        return Invalid(path, _describe(value))
-    return value
+    return _typed(obj, path, dict)
 
 
 def parse_time(text):
