@@ -31,6 +31,11 @@ Sources (kubernetes/kubernetes unless named otherwise):
 - CR patch types: ``staging/src/k8s.io/apiextensions-apiserver/pkg/apiserver/customresource_handler.go``
 - admission: ``staging/src/k8s.io/apiserver/pkg/admission/plugin/policy/validating/dispatcher.go``,
   ``staging/src/k8s.io/apiserver/pkg/admission/errors.go``
+- selectors: ``staging/src/k8s.io/apimachinery/pkg/labels/selector.go``, ``pkg/fields/selector.go``,
+  ``pkg/util/validation/validation.go`` (texts as kube-apiserver v1.20 answers them)
+
+tests/test_contract.py runs the same requests against this server and a real kube-apiserver
+(tests/real_apiserver.py) and asserts the same answers.
 """
 
 import argparse
@@ -211,8 +216,25 @@ def not_found(res, name):
 
 
 def path_not_found():
-    """404 ``NewGenericServerResponse(404, ...)``: the message for an unknown path; empty details."""
+    """404 ``NewGenericServerResponse(404, ...)``: the message for an unknown path in a built-in
+    API (``/api/...``, ``/apis/authentication.k8s.io/v1/...``); empty details."""
     return APIError(status(404, "NotFound", "the server could not find the requested resource", {}))
+
+
+class TextError(Exception):
+    """An error answered with a plain-text body, not a Status: ``code`` (int) and ``text``."""
+
+    def __init__(self, code, text):
+        super().__init__(text)
+        self.code, self.text = code, text
+
+
+def page_not_found():
+    """404 as Go's ``http.NotFound`` writes it (text/plain ``404 page not found``): what
+    kube-apiserver answers for a path under ``/apis`` that no API serves: an unknown group or
+    version, a resource no CRD defines, a namespaced path to a cluster-scoped custom resource
+    (the apiextensions handler delegates them to the not-found handler)."""
+    return TextError(404, "404 page not found\n")
 
 
 def bad_request(message):
@@ -252,6 +274,13 @@ def method_not_supported(res, verb):
     """405 ``apierrors.NewMethodNotSupported``: ``<verb> is not supported on resources of kind "..."``."""
     return APIError(status(405, "MethodNotAllowed", "%s is not supported on resources of kind %s" % (
         verb, go_quote(res.group_resource)), details(group=res.group, kind=res.plural)))
+
+
+def method_not_allowed():
+    """405 from go-restful, for a method the resource has no route for (a create-only resource
+    such as selfsubjectreviews): a Status with a generic message and empty details."""
+    return APIError(status(405, "MethodNotAllowed",
+                           "the server does not allow this method on the requested resource", {}))
 
 
 def field_invalid(res, name, field, value, detail):
@@ -527,71 +556,358 @@ def load_fixtures(fixtures_dir, now=None):
 
 
 # --------------------------------------------------------------------------- selectors
+#
+# Label selectors: the lexer and recursive-descent parser of
+# ``k8s.io/apimachinery/pkg/labels/selector.go`` with the error texts kube-apiserver
+# v1.20 answers (checked against one by tests/test_contract.py); key and value checks of
+# ``pkg/util/validation/validation.go`` (IsQualifiedName, IsValidLabelValue). Field
+# selectors: ``pkg/fields/selector.go`` (splitTerms, splitTerm, UnescapeValue) and the field
+# label check of the resource (core types vs custom resources).
+
+_LS_SPECIAL = "=!(),><"
+_LS_WHITESPACE = " \t\r\n"
+_LS_TOKENS = {")": "closepar", ",": "comma", "!": "not", "==": "eqeq", "=": "eq", ">": "gt", "in": "in",
+              "<": "lt", "!=": "neq", "notin": "notin", "(": "openpar"}
+_QNAME = re.compile(r"^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$")
+_QNAME_FMT = "([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]"
+_QNAME_MSG = ("must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an "
+              "alphanumeric character")
+_DNS1123_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
+_DNS1123_SUBDOMAIN_FMT = "[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*"
+_DNS1123_SUBDOMAIN_MSG = ("a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, "
+                          "'-' or '.', and must start and end with an alphanumeric character")
+_LABEL_VALUE = re.compile(r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$")
+_LABEL_VALUE_FMT = "(" + _QNAME_FMT + ")?"
+_LABEL_VALUE_MSG = ("a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or "
+                    "'.', and must start and end with an alphanumeric character")
 
 
-_REQUIREMENT = re.compile(
-    r"^\s*(?:(?P<not>!)\s*(?P<nkey>[^\s=!(),]+)"
-    r"|(?P<key>[^\s=!(),]+)\s*(?:(?P<op>==|=|!=)\s*(?P<value>[^\s=!(),]*)"
-    r"|\s+(?P<setop>in|notin)\s*\((?P<values>[^()]*)\))?)\s*$")
+def _regex_error(msg, fmt, *examples):
+    """``validation.RegexError`` (its odd ``'x',  or 'y', `` spacing included)."""
+    if not examples:
+        return "%s (regex used for validation is '%s')" % (msg, fmt)
+    return "%s (e.g. %sregex used for validation is '%s')" % (
+        msg, " or ".join("'%s', " % e for e in examples), fmt)
+
+
+def _qualified_name_errors(value):
+    """``validation.IsQualifiedName``: a list of error texts (empty when valid)."""
+    errs = []
+    parts = value.split("/")
+    if len(parts) == 1:
+        name = parts[0]
+    elif len(parts) == 2:
+        prefix, name = parts
+        if not prefix:
+            errs.append("prefix part must be non-empty")
+        else:
+            if len(prefix) > 253:
+                errs.append("prefix part must be no more than 253 characters")
+            if not _DNS1123_SUBDOMAIN.match(prefix):
+                errs.append("prefix part " + _regex_error(_DNS1123_SUBDOMAIN_MSG, _DNS1123_SUBDOMAIN_FMT,
+                                                          "example.com"))
+    else:
+        return ["a qualified name " + _regex_error(_QNAME_MSG, _QNAME_FMT, "MyName", "my.name", "123-abc")
+                + " with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')"]
+    if not name:
+        errs.append("name part must be non-empty")
+    elif len(name) > 63:
+        errs.append("name part must be no more than 63 characters")
+    if not _QNAME.match(name):
+        errs.append("name part " + _regex_error(_QNAME_MSG, _QNAME_FMT, "MyName", "my.name", "123-abc"))
+    return errs
+
+
+def _label_value_errors(value):
+    """``validation.IsValidLabelValue``."""
+    errs = []
+    if len(value) > 63:
+        errs.append("must be no more than 63 characters")
+    if not _LABEL_VALUE.match(value):
+        errs.append(_regex_error(_LABEL_VALUE_MSG, _LABEL_VALUE_FMT, "MyValue", "my_value", "12345"))
+    return errs
+
+
+def _go_int64(text):
+    """``strconv.ParseInt(text, 10, 64)``, or None."""
+    if not re.match(r"^[+-]?[0-9]+$", text):
+        return None
+    value = int(text)
+    return value if -2 ** 63 <= value < 2 ** 63 else None
+
+
+class _SelectorError(Exception):
+    pass
+
+
+def _lex_label_selector(text):
+    """The token list of ``Lexer.Lex`` until the end of the string: [(kind, literal)]."""
+    items, pos, n = [], 0, len(text)
+    while True:
+        while pos < n and text[pos] in _LS_WHITESPACE:
+            pos += 1
+        if pos >= n:
+            items.append(("end", ""))
+            return items
+        if text[pos] in _LS_SPECIAL:
+            buffer, last = "", None
+            while pos < n and text[pos] in _LS_SPECIAL:
+                buffer += text[pos]
+                if buffer in _LS_TOKENS:
+                    last = (_LS_TOKENS[buffer], buffer)
+                    pos += 1
+                elif last is not None:
+                    break
+                else:
+                    pos += 1
+            items.append(last or ("error", "error expected: keyword found '%s'" % buffer))
+        else:
+            start = pos
+            while pos < n and text[pos] not in _LS_SPECIAL and text[pos] not in _LS_WHITESPACE:
+                pos += 1
+            word = text[start:pos]
+            items.append((_LS_TOKENS.get(word, "id"), word))
+
+
+class _LabelSelectorParser:
+    """``labels.Parser``: ``parse`` returns [(key, op, values)] or raises _SelectorError."""
+
+    def __init__(self, text):
+        self.items = _lex_label_selector(text)
+        self.position = 0
+
+    def lookahead(self, values_context):
+        kind, literal = self.items[self.position]
+        if values_context and kind in ("in", "notin"):
+            kind = "id"
+        return kind, literal
+
+    def consume(self, values_context):
+        self.position += 1
+        kind, literal = self.items[self.position - 1]
+        if values_context and kind in ("in", "notin"):
+            kind = "id"
+        return kind, literal
+
+    def parse(self):
+        requirements = []
+        while True:
+            kind, literal = self.lookahead(True)
+            if kind in ("id", "not"):
+                try:
+                    requirements.append(self.requirement())
+                except _SelectorError as e:
+                    raise _SelectorError("unable to parse requirement: %s" % e)
+                kind, literal = self.consume(True)
+                if kind == "end":
+                    return requirements
+                if kind == "comma":
+                    kind2, literal2 = self.lookahead(True)
+                    if kind2 not in ("id", "not"):
+                        raise _SelectorError("found '%s', expected: identifier after ','" % literal2)
+                else:
+                    raise _SelectorError("found '%s', expected: ',' or 'end of string'" % literal)
+            elif kind == "end":
+                return requirements
+            else:
+                raise _SelectorError("found '%s', expected: !, identifier, or 'end of string'" % literal)
+
+    def requirement(self):
+        key, op = self.key_and_operator()
+        if op in ("exists", "!"):
+            return self.new_requirement(key, op, ())
+        op = self.operator()
+        values = self.values() if op in ("in", "notin") else self.exact_value()
+        return self.new_requirement(key, op, tuple(sorted(values)))
+
+    def key_and_operator(self):
+        op = None
+        kind, literal = self.consume(True)
+        if kind == "not":
+            op = "!"
+            kind, literal = self.consume(True)
+        if kind != "id":
+            raise _SelectorError("found '%s', expected: identifier" % literal)
+        self.check_key(literal)
+        if self.lookahead(True)[0] in ("end", "comma") and op != "!":
+            op = "exists"
+        return literal, op
+
+    def operator(self):
+        kind, literal = self.consume(False)
+        ops = {"in": "in", "eq": "=", "eqeq": "=", "gt": ">", "lt": "<", "notin": "notin", "neq": "!="}
+        if kind not in ops:
+            raise _SelectorError("found '%s', expected: '=', '!=', '==', 'in', notin'" % literal)
+        return ops[kind]
+
+    def values(self):
+        kind, literal = self.consume(True)
+        if kind != "openpar":
+            raise _SelectorError("found '%s' expected: '('" % literal)
+        kind, literal = self.lookahead(True)
+        if kind in ("id", "comma"):
+            found = self.identifiers()
+            if self.consume(True)[0] != "closepar":
+                raise _SelectorError("found '%s', expected: ')'" % literal)
+            return found
+        if kind == "closepar":
+            self.consume(True)
+            return {""}
+        raise _SelectorError("found '%s', expected: ',', ')' or identifier" % literal)
+
+    def identifiers(self):
+        found = set()
+        while True:
+            kind, literal = self.consume(True)
+            if kind == "id":
+                found.add(literal)
+                kind2, literal2 = self.lookahead(True)
+                if kind2 == "comma":
+                    continue
+                if kind2 == "closepar":
+                    return found
+                raise _SelectorError("found '%s', expected: ',' or ')'" % literal2)
+            if kind == "comma":
+                if not found:
+                    found.add("")
+                kind2 = self.lookahead(True)[0]
+                if kind2 == "closepar":
+                    found.add("")
+                    return found
+                if kind2 == "comma":
+                    self.consume(True)
+                    found.add("")
+            else:
+                raise _SelectorError("found '%s', expected: ',', or identifier" % literal)
+
+    def exact_value(self):
+        if self.lookahead(True)[0] in ("end", "comma"):
+            return {""}
+        kind, literal = self.consume(True)
+        if kind == "id":
+            return {literal}
+        raise _SelectorError("found '%s', expected: identifier" % literal)
+
+    @staticmethod
+    def check_key(key):
+        errs = _qualified_name_errors(key)
+        if errs:
+            raise _SelectorError("invalid label key %s: %s" % (go_quote(key), "; ".join(errs)))
+
+    def new_requirement(self, key, op, values):
+        """``NewRequirement``: the checks of v1.20, in its order."""
+        self.check_key(key)
+        if op in ("in", "notin") and not values:
+            raise _SelectorError("for 'in', 'notin' operators, values set can't be empty")
+        if op in ("=", "!=") and len(values) != 1:
+            raise _SelectorError("exact-match compatibility requires one single value")
+        if op in (">", "<"):
+            if len(values) != 1:
+                raise _SelectorError("for 'Gt', 'Lt' operators, exactly one value is required")
+            if any(_go_int64(v) is None for v in values):
+                raise _SelectorError("for 'Gt', 'Lt' operators, the value must be an integer")
+        for value in values:
+            errs = _label_value_errors(value)
+            if errs:
+                raise _SelectorError("invalid label value: %s: at key: %s: %s" % (
+                    go_quote(value), go_quote(key), "; ".join(errs)))
+        return key, op, values
 
 
 def parse_label_selector(text):
     """Parse a label selector (``k=v``, ``k==v``, ``k!=v``, ``k``, ``!k``, ``k in (a,b)``,
-    ``k notin (a,b)``) into ``[(key, op, values)]``; raises :class:`APIError` 400.
-    Semantics of ``k8s.io/apimachinery/pkg/labels/selector.go``."""
-    reqs = []
-    for part in re.split(r",(?![^(]*\))", text or ""):
-        if not part.strip():
-            if text.strip():
-                raise bad_request("unable to parse requirement: found ',', expected: identifier")
-            continue
-        m = _REQUIREMENT.match(part)
-        if not m:
-            raise bad_request("unable to parse requirement: %s" % go_quote(part.strip()))
-        if m.group("not"):
-            reqs.append((m.group("nkey"), "!", ()))
-        elif m.group("op"):
-            reqs.append((m.group("key"), "!=" if m.group("op") == "!=" else "=", (m.group("value"),)))
-        elif m.group("setop"):
-            values = tuple(v.strip() for v in m.group("values").split(","))
-            reqs.append((m.group("key"), m.group("setop"), values))
-        else:
-            reqs.append((m.group("key"), "exists", ()))
-    return reqs
+    ``k notin (a,b)``, ``k>1``, ``k<1``) into ``[(key, op, values)]`` with op one of ``=``,
+    ``!=``, ``in``, ``notin``, ``exists``, ``!``, ``>``, ``<``; raises :class:`APIError` 400
+    with kube-apiserver's message (``labels.Parse``)."""
+    try:
+        return sorted(_LabelSelectorParser(text or "").parse(), key=lambda r: r[0])
+    except _SelectorError as e:
+        raise bad_request(str(e))
 
 
 def labels_match(labels, reqs):
-    """True if ``labels`` (dict) satisfies every requirement; ``!=``/``notin`` match an absent key."""
+    """True if ``labels`` (dict) satisfies every requirement (``Requirement.Matches``):
+    ``!=``/``notin`` match an absent key; ``>``/``<`` need an integer label value."""
     for key, op, values in reqs:
         present = key in labels
-        if op == "=" and labels.get(key) != values[0]:
+        if op in ("=", "in") and (not present or labels[key] not in values):
             return False
-        if op == "!=" and present and labels[key] == values[0]:
-            return False
-        if op == "in" and labels.get(key) not in values:
-            return False
-        if op == "notin" and present and labels[key] in values:
+        if op in ("!=", "notin") and present and labels[key] in values:
             return False
         if op == "exists" and not present:
             return False
         if op == "!" and present:
             return False
+        if op in (">", "<"):
+            have = _go_int64(labels[key]) if present else None
+            want = _go_int64(values[0])
+            if have is None or want is None or not (have > want if op == ">" else have < want):
+                return False
     return True
 
 
-def parse_field_selector(text):
-    """Parse ``metadata.name=x`` / ``metadata.namespace!=y`` field selectors -> ``[(field, op, value)]``."""
-    reqs = []
-    for part in filter(None, (text or "").split(",")):
-        m = re.match(r"^\s*([^=!\s]+)\s*(==|=|!=)\s*(.*?)\s*$", part)
-        if not m:
-            raise bad_request("invalid selector: %s" % go_quote(part))
-        field, op, value = m.groups()
-        if field not in ("metadata.name", "metadata.namespace"):
-            raise bad_request('%s is not a known field selector: only "metadata.name", '
-                              '"metadata.namespace"' % go_quote(field))
-        reqs.append((field.split(".")[1], "!=" if op == "!=" else "=", value))
-    return reqs
+def _split_field_terms(text):
+    """``fields.splitTerms``: split on commas not escaped by a backslash (kept as they are)."""
+    if not text:
+        return []
+    terms, start, in_slash = [], 0, False
+    for i, c in enumerate(text):
+        if in_slash:
+            in_slash = False
+        elif c == "\\":
+            in_slash = True
+        elif c == ",":
+            terms.append(text[start:i])
+            start = i + 1
+    terms.append(text[start:])
+    return terms
+
+
+def _unescape_field_value(value):
+    """``fields.UnescapeValue``."""
+    out, in_slash = [], False
+    for c in value:
+        if in_slash:
+            if c not in "\\,=":
+                raise bad_request("invalid field selector: invalid escape sequence: \\" + c)
+            out.append(c)
+            in_slash = False
+        elif c == "\\":
+            in_slash = True
+        elif c in ",=":
+            raise bad_request("invalid field selector: unescaped character in value: %d" % ord(c))
+        else:
+            out.append(c)
+    if in_slash:
+        raise bad_request("invalid field selector: invalid escape sequence: \\")
+    return "".join(out)
+
+
+def parse_field_selector(text, res=None):
+    """Parse a field selector as ``fields.ParseSelector`` does, then check each field label as
+    the resource's conversion does (``metadata.name``; ``metadata.namespace`` only where the
+    resource is namespaced or built in) -> ``[(field, op, value)]`` with field ``name`` or
+    ``namespace`` and op ``=`` or ``!=``; raises :class:`APIError` 400."""
+    terms = []
+    for part in sorted(_split_field_terms(text or "")):
+        if not part:
+            continue
+        for i in range(len(part)):
+            op = next((o for o in ("!=", "==", "=") if part.startswith(o, i)), None)
+            if op:
+                terms.append((part[:i], "!=" if op == "!=" else "=", _unescape_field_value(part[i + len(op):])))
+                break
+        else:
+            raise bad_request("invalid selector: '%s'; can't understand '%s'" % (text, part))
+    custom = res is not None and not res.typed
+    for field, _, _ in terms:
+        allowed = ("metadata.name", "metadata.namespace") if not custom or res.namespaced else ("metadata.name",)
+        if field not in allowed:
+            if custom:
+                raise bad_request("field label not supported: %s" % field)
+            raise bad_request('%s is not a known field selector: only "metadata.name", "metadata.namespace"'
+                              % go_quote(field))
+    return [(field.split(".")[1], op, value) for field, op, value in terms]
 
 
 # --------------------------------------------------------------------------- patches
@@ -1121,7 +1437,10 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             self._send_status(bad_request("invalid request body framing").status)
             return
         record.body = body
-        req = Request(self.command, url.path, urllib.parse.parse_qs(url.query, keep_blank_values=True),
+        path = url.path
+        if api.path_prefix and path.startswith(api.path_prefix + "/"):
+            path = path[len(api.path_prefix):]  # a Rancher-style proxy in front of the API server
+        req = Request(self.command, path, urllib.parse.parse_qs(url.query, keep_blank_values=True),
                       self.headers, body, too_large, conn)
         fault = api._take_fault()
         if fault:
@@ -1133,8 +1452,9 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         self._send_json(code, payload)
 
     def _send_json(self, code, payload):
-        data = json.dumps(payload, separators=(",", ":"), ensure_ascii=False).encode("utf-8") + b"\n"
-        self._send(code, data, "application/json")
+        data, content_type = _encode_payload(payload)
+        self._send(code, data, content_type,
+                   [("X-Content-Type-Options", "nosniff")] if isinstance(payload, TextError) else ())
 
     def _send_status(self, body):
         self._send_json(body["code"], body)
@@ -1186,8 +1506,8 @@ class _Handler(http.server.BaseHTTPRequestHandler):
                     left -= min(left, len(chunk))
                 return
             code, payload = api._respond(req)
-            data = json.dumps(payload, separators=(",", ":")).encode("utf-8") + b"\n"
-            self._write_head(code, "application/json", len(data))
+            data, content_type = _encode_payload(payload)
+            self._write_head(code, content_type, len(data))
             if kind == "close-mid-body":
                 self.wfile.write(data[:len(data) // 2])
             elif kind == "trickle":
@@ -1203,6 +1523,20 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         self.send_header("Content-Type", content_type)
         self.send_header("Content-Length", str(length))
         self.end_headers()
+
+
+# Go's encoding/json escapes these inside strings (HTML-safe output), as kube-apiserver's bodies show.
+_GO_JSON_ESCAPES = {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "\u2028": "\\u2028", "\u2029": "\\u2029"}
+
+
+def _encode_payload(payload):
+    """(bytes, content type) of a response: compact JSON as Go writes it, one newline after; or
+    the plain text of a :class:`TextError`."""
+    if isinstance(payload, TextError):
+        return payload.text.encode("utf-8"), "text/plain; charset=utf-8"
+    text = json.dumps(payload, separators=(",", ":"), ensure_ascii=False)
+    text = re.sub("[<>&\u2028\u2029]", lambda m: _GO_JSON_ESCAPES[m.group(0)], text)
+    return text.encode("utf-8") + b"\n", "application/json"
 
 
 def _impersonation_headers(headers):
@@ -1231,6 +1565,11 @@ class APIServer:
     - ``now``: the time placeholders resolve against (default: now, UTC, seconds)
     - ``max_body``: request body limit in bytes (kube-apiserver's default 3 MiB)
     - ``verbose``: log requests to stderr
+    - ``server_names``: the names of the server certificate (default
+      :data:`certs.SERVER_NAMES`); ``cn_only``: put the first name in the subject CN
+      only, with no subjectAltName (a certificate Go and the plugin refuse)
+    - ``path_prefix``: serve the API under this path too (``/k8s/clusters/c-x``, as
+      Rancher's proxy does); request records keep the full path
 
     Attributes: ``url``, ``port``, ``ca_file``, ``server_cert`` (CertFiles), ``users``
     (name -> User), ``now``, ``store``, ``fault`` and the fault settings
@@ -1239,7 +1578,7 @@ class APIServer:
 
     def __init__(self, fixtures_dir=None, workdir=None, users=None, operator_namespace="aicr-system",
                  basic_auth=False, host="127.0.0.1", port=0, now=None, max_body=MAX_BODY,
-                 verbose=False):
+                 verbose=False, server_names=None, cn_only=False, path_prefix=""):
         self.now = now or utc_now()
         self.operator_namespace = operator_namespace
         self.basic_auth = basic_auth
@@ -1257,7 +1596,11 @@ class APIServer:
         os.makedirs(self.workdir, exist_ok=True)
         self.ca = certs.make_ca()
         self.ca_file = certs.write_ca(self.ca, self.workdir)
-        self.server_cert = certs.write_server_cert(self.ca, self.workdir)
+        self.path_prefix = path_prefix.rstrip("/")
+        if cn_only:
+            self.server_cert = certs.write_cn_only_server_cert(self.ca, self.workdir, (server_names or ["x"])[0])
+        else:
+            self.server_cert = certs.write_server_cert(self.ca, self.workdir, server_names or certs.SERVER_NAMES)
         self._client_certs = {}
         for u in self.users.values():
             if u.cert:
@@ -1513,6 +1856,8 @@ class APIServer:
             return self._route(req)
         except APIError as e:
             return e.code, e.status
+        except TextError as e:
+            return e.code, e
         except Exception as e:  # a bug in the test server: answer like kube does, and say so
             traceback.print_exc()
             return 500, status(500, "InternalError", "Internal error occurred: %s" % e,
@@ -1582,18 +1927,22 @@ class APIServer:
         a = req.attrs
         if not a.resource_request:
             return self._discovery(req.path)
-        if (a.api_group, a.api_version) not in SERVED_GROUP_VERSIONS or len(a.parts) > 3:
-            raise path_not_found()
+        builtin = a.api_group == "" or (a.api_group, a.api_version) == ("authentication.k8s.io", "v1")
+        if (a.api_group, a.api_version) not in SERVED_GROUP_VERSIONS:
+            raise path_not_found() if builtin else page_not_found()
         if (a.api_group, a.resource) == ("authentication.k8s.io", "selfsubjectreviews") and not a.name:
-            if a.verb != "create":
-                raise method_not_supported(Resource("selfsubjectreviews", "SelfSubjectReview",
-                                                    "authentication.k8s.io", "v1", False, ""), a.verb)
+            if a.verb != "create":  # only POST is routed (as for tokenreviews on a real server)
+                raise method_not_allowed()
             return self._self_subject_review(req)
         res = RESOURCES.get(a.resource)
         if (res is None or (res.group, res.version) != (a.api_group, a.api_version)
-                or (a.namespace and not res.namespaced) or (a.name and res.namespaced and not a.namespace)
-                or (a.subresource and not (a.subresource == "status" and not res.typed))):
+                or (a.namespace and not res.namespaced)):
+            raise path_not_found() if builtin else page_not_found()
+        if res.typed and (len(a.parts) > 3 or (a.name and not a.namespace) or a.subresource):
             raise path_not_found()
+        if len(a.parts) > 3 or (a.subresource and a.subresource != "status"):
+            # the custom resource handler answers an unknown subresource as the object's absence
+            raise not_found(res, a.name)
         if a.verb == "get":
             return self._get(res, a)
         if a.verb == "list":
@@ -1610,7 +1959,7 @@ class APIServer:
 
     def _list(self, res, a, query):
         labels = parse_label_selector(query.get("labelSelector", [""])[0])
-        fields = parse_field_selector(query.get("fieldSelector", [""])[0])
+        fields = parse_field_selector(query.get("fieldSelector", [""])[0], res)
         items, rv = self.store.list(res.plural, a.namespace or None)
         selected = []
         for obj in items:
@@ -1623,8 +1972,10 @@ class APIServer:
                 obj.pop("kind", None)
                 obj.pop("apiVersion", None)
             selected.append(obj)
-        return 200, {"kind": res.kind + "List", "apiVersion": res.api_version,
-                     "metadata": {"resourceVersion": rv}, "items": selected}
+        # A custom resource's list (unstructured) also carries an empty "continue".
+        meta = {"resourceVersion": rv} if res.typed else {"continue": "", "resourceVersion": rv}
+        return 200, {"kind": res.kind + "List", "apiVersion": res.api_version, "metadata": meta,
+                     "items": selected}
 
     def _self_subject_review(self, req):
         """POST selfsubjectreviews -> 201 with the caller's user info
@@ -1754,7 +2105,7 @@ class APIServer:
                 return 200, dict({"kind": "APIGroup", "apiVersion": "v1"}, **group_doc(name))
             if path == "/apis/%s/%s" % (name, versions[name]):
                 return 200, _resource_list("%s/%s" % (name, versions[name]), resources)
-        raise path_not_found()
+        raise page_not_found() if path.startswith("/apis/") else path_not_found()
 
 
 def _resource_list(group_version, resources):

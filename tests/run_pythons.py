@@ -49,7 +49,7 @@ def main():
             continue
         print("== Python %s (%s)" % (label, python), flush=True)
         env = dict(os.environ, AICR_TEST_PYTHON=python)
-        command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-m", "e2e",
+        command = [sys.executable, "-m", "pytest", "-q", "-n", "2", "-p", "no:cacheprovider", "-m", "e2e",
                    os.path.join(HERE)] + (pytest_args or ["-x"])
         if subprocess.call(command, cwd=ROOT, env=env) != 0:
             failed.append(label)
