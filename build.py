@@ -82,7 +82,7 @@ def archive_bytes():
 def build(output):
     """Write the executable zipapp to ``output`` atomically; return its size in bytes."""
     os.makedirs(os.path.dirname(os.path.abspath(output)), exist_ok=True)
-    temporary = output + ".tmp"
+    temporary = "%s.%d.tmp" % (output, os.getpid())
     zipapp.create_archive(io.BytesIO(archive_bytes()), temporary, interpreter=INTERPRETER)
     os.chmod(temporary, 0o755)
     os.replace(temporary, output)
@@ -96,7 +96,7 @@ def version():
 
 
 def _write(path, data, mode):
-    temporary = path + ".tmp"
+    temporary = "%s.%d.tmp" % (path, os.getpid())
     with open(temporary, "wb") as handle:
         handle.write(data)
     os.chmod(temporary, mode)
