@@ -9,7 +9,6 @@
 - describe against the ``kubectl get`` calls that show the same objects, same server.
 """
 
-import copy
 import datetime
 import hashlib
 import json

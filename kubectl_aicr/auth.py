@@ -1,75 +1,180 @@
-"""Credentials for one request stream: headers and the client certificate, from a kubeconfig user.
+"""Credentials for a command's requests: headers and the client certificate, from a kubeconfig user.
 
-Behaviour follows client-go (``k8s.io/client-go/rest/transport.go`` and
-``tools/clientcmd/client_config.go``):
+Behaviour follows client-go (``tools/clientcmd/client_config.go``
+``getUserIdentificationPartialConfig``, ``transport/round_trippers.go``
+``HTTPWrappersForConfig`` and the impersonating round tripper, ``transport/token_source.go``
+``cachingTokenSource``/``NewCachedFileTokenSource``, the oidc auth-provider
+``plugin/pkg/client/auth/oidc/oidc.go``, and the exec authenticator, see
+:mod:`kubectl_aicr.exec_plugin`):
 
-- ``tokenFile`` (read, whitespace trimmed) wins over ``token``; either is sent
-  as ``Authorization: Bearer <token>``.
+- ``tokenFile`` (read, whitespace trimmed) wins over ``token`` when it can be read;
+  either is sent as ``Authorization: Bearer <token>``.
 - ``username``/``password``: ``Authorization: Basic base64(UTF-8 "user:password")``.
-- ``client-certificate``/``client-key`` as files or ``-data``. Data is written
-  only into a 0600 file inside a private (0700) temporary folder that
-  :class:`SecretFiles` removes when the command ends, whatever the exit path.
-- ``as``, ``as-groups``, ``as-uid``, ``as-user-extra``: the ``Impersonate-*`` headers.
+- ``client-certificate``/``client-key`` as files or ``-data`` (RSA, EC and PKCS#8
+  keys). Data is written only into a 0600 file inside a private (0700) temporary
+  folder, for the moment the TLS context loads it, and :class:`SecretFiles` removes
+  the folder when the command ends, whatever the exit path. An encrypted key fails at
+  once: nothing ever prompts for a passphrase.
+- The oidc auth-provider: its ``id-token`` while it is unexpired (10 s margin, as
+  client-go); an expired one is an error that says how to refresh it. The kubeconfig
+  is never written.
+- An exec plugin runs only when the user has no static credential (token, tokenFile,
+  basic auth, client certificate), as client-go's exec authenticator decides; its
+  credential is renewed at its expiry and after a 401.
+- ``as``, ``as-groups``, ``as-uid``, ``as-user-extra``: the ``Impersonate-*`` headers,
+  extra keys escaped as client-go's ``headerKeyEscape`` does.
 
 Nothing here ever puts a secret into an error message.
 """
 
 import base64
+import contextlib
+import itertools
+import json
 import os
-import shutil
-import tempfile
+import signal
+import threading
+import time
 from typing import NamedTuple, Optional, Tuple
-from urllib.parse import quote
 
-from .errors import AuthError
+from .errors import AicrError, AuthError
 from .kubeconfig import read_file_text
+
+OIDC_EXPIRY_MARGIN = 10.0  # seconds; oidc.go expiryDelta
+_HEADER_KEY_BYTES = frozenset(b"!#$&'*+-.^_`|~0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz")
 
 
 class Credentials(NamedTuple):
-    """``headers``: ((name, value), ...); ``cert_file``/``key_file``: PEM paths for the TLS client certificate."""
+    """What one request presents.
+
+    ``headers``: ((name, value), ...); the client certificate as PEM files (``cert_file``,
+    ``key_file``: the user's own paths) or PEM bytes (``cert_data``, ``key_data``);
+    ``expires``: epoch seconds after which they must be obtained again (None: never).
+    """
 
     headers: Tuple[Tuple[str, str], ...] = ()
     cert_file: Optional[str] = None
     key_file: Optional[str] = None
     description: str = "no credentials"
+    cert_data: Optional[bytes] = None
+    key_data: Optional[bytes] = None
+    expires: Optional[float] = None
+
+    def certificate(self):
+        """A value that is equal for equal client certificates (None: none), to tell when TLS must change."""
+        if not (self.cert_file or self.cert_data):
+            return None
+        return (self.cert_file, self.key_file, self.cert_data, self.key_data)
+
+
+class Terminated(AicrError):
+    """The command received SIGTERM or SIGHUP while it held credential files (exit status 128 + signal)."""
 
 
 class SecretFiles:
-    """A private temporary folder for credential material; a context manager that always removes it."""
+    """A private temporary folder for credential material; a context manager that always removes it.
+
+    While it is open, SIGTERM and SIGHUP end the command through an exception, so the
+    folder is removed on those exit paths too (only SIGKILL can skip it, and files
+    live in it only for the moment a TLS context loads them).
+    """
 
     def __init__(self):
         self.folder = None
+        self._names = itertools.count(1)
+        self._handlers = {}
 
     def write(self, name, data):
         """Write ``data`` (bytes) to a new 0600 file in the private folder; return its path."""
         if self.folder is None:
+            import tempfile  # only commands with certificate data need it
             self.folder = tempfile.mkdtemp(prefix="kubectl-aicr-")
-        path = os.path.join(self.folder, name)
+        path = os.path.join(self.folder, "%d-%s" % (next(self._names), name))
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
         return path
 
+    def remove(self, path):
+        """Remove a file written by :meth:`write` (missing is fine)."""
+        try:
+            os.unlink(path)
+        except FileNotFoundError:
+            pass
+
     def close(self):
         if self.folder is not None:
+            import shutil
             shutil.rmtree(self.folder, ignore_errors=True)
             self.folder = None
+        self._restore_signals()
+
+    def _on_signal(self, signum, frame):
+        terminated = Terminated("terminated by %s" % signal.Signals(signum).name)
+        terminated.exit_code = 128 + signum
+        raise terminated
+
+    def _trap_signals(self):
+        if threading.current_thread() is not threading.main_thread():
+            return
+        for signum in (signal.SIGTERM, getattr(signal, "SIGHUP", None)):
+            if signum is not None:
+                self._handlers[signum] = signal.signal(signum, self._on_signal)
+
+    def _restore_signals(self):
+        for signum, handler in self._handlers.items():
+            signal.signal(signum, handler)
+        self._handlers = {}
 
     def __enter__(self):
+        self._trap_signals()
         return self
 
     def __exit__(self, *exc):
         self.close()
 
 
-def _read_token_file(user):
+
+@contextlib.contextmanager
+def client_certificate_files(credentials, secrets):
+    """Yield ``(cert_path, key_path)`` for loading the client certificate (``(None, None)``: none).
+
+    PEM data is written to 0600 files in ``secrets``' private folder and removed when the block ends.
+    """
+    written = []
     try:
-        text = read_file_text(user.token_file, what="tokenFile of user %r:" % user.name)
-    except Exception as exc:  # ConfigError from the reader: re-raise as an AuthError, same words
-        raise AuthError(str(exc)) from None
-    if text is None:
-        raise AuthError("tokenFile of user %r: %s does not exist" % (user.name, user.token_file))
-    return text.strip()
+        paths = []
+        for path, data, name in ((credentials.cert_file, credentials.cert_data, "client.crt"),
+                                 (credentials.key_file, credentials.key_data, "client.key")):
+            if data:
+                path = secrets.write(name, data)
+                written.append(path)
+            paths.append(path)
+        yield tuple(paths)
+    finally:
+        for path in written:
+            secrets.remove(path)
+
+
+# ---------------------------------------------------------------------------------------------
+# Static credentials
+
+
+def _token(user):
+    """The bearer token: the tokenFile's trimmed content when readable and not empty, else ``token``."""
+    if user.token_file:
+        try:
+            text = read_file_text(user.token_file, what="tokenFile")
+        except AicrError as exc:
+            text, problem = None, str(exc)
+        else:
+            problem = "open %s: no such file or directory" % user.token_file if text is None else None
+        if text is not None and text.strip():
+            return text.strip()
+        if not user.token:
+            raise AuthError("user %s: %s" % (user.name, problem or 'read empty token from file "%s"'
+                                             % user.token_file))
+    return user.token
 
 
 def _basic(username, password):
@@ -77,62 +182,200 @@ def _basic(username, password):
     return "Basic " + base64.b64encode(raw).decode("ascii")
 
 
+def header_key_escape(key):
+    """client-go's ``headerKeyEscape``: percent-encode every UTF-8 byte that is not an HTTP token byte, and ``%``."""
+    return "".join(chr(b) if b in _HEADER_KEY_BYTES else "%%%02X" % b for b in key.encode("utf-8"))
+
+
 def _impersonation(user):
-    headers = []
-    if user.impersonate:
-        headers.append(("Impersonate-User", user.impersonate))
+    if not user.impersonate:
+        return []
+    headers = [("Impersonate-User", user.impersonate)]
     if user.impersonate_uid:
         headers.append(("Impersonate-Uid", user.impersonate_uid))
     for group in user.impersonate_groups:
         headers.append(("Impersonate-Group", group))
     for key, values in user.impersonate_extra:
         for value in values:
-            headers.append(("Impersonate-Extra-" + quote(key, safe=""), value))
+            headers.append(("Impersonate-Extra-" + header_key_escape(key), value))
     return headers
 
 
-def _pem_file(user, data, path, name, secrets):
-    """The path of a PEM file: ``data`` written to the private folder, else ``path``, which must exist."""
-    if data:
-        return secrets.write(name, data)
-    if path and not os.path.isfile(path):
-        raise AuthError("user %r: %s does not exist" % (user.name, path))
-    return path
+def _read_pem(path, user, what):
+    try:
+        with open(path, "rb") as handle:
+            return handle.read(1024 * 1024)
+    except OSError as exc:
+        raise AuthError("user %s: cannot read %s %s: %s" % (user.name, what, path, exc.strerror or exc)) from None
 
 
-def _client_certificate(user, secrets):
-    cert_file = _pem_file(user, user.client_certificate_data, user.client_certificate, "client.crt", secrets)
-    key_file = _pem_file(user, user.client_key_data, user.client_key, "client.key", secrets)
-    if bool(cert_file) != bool(key_file):
-        missing = "client-key" if cert_file else "client-certificate"
-        raise AuthError("user %r has a client certificate or key but no %s" % (user.name, missing))
-    return cert_file, key_file
+def check_private_key(pem, owner):
+    """AuthError at once for an encrypted private key (PKCS#8 ``ENCRYPTED PRIVATE KEY`` or an OpenSSL
+    ``Proc-Type: 4,ENCRYPTED`` block): the plugin never prompts for a passphrase."""
+    if b"ENCRYPTED PRIVATE KEY" in pem or b"Proc-Type: 4,ENCRYPTED" in pem:
+        raise AuthError("the client key of %s is encrypted; kubectl-aicr never asks for a passphrase: "
+                        "decrypt it (openssl pkey -in KEY -out KEY.plain) or use an unencrypted key" % owner)
+    if b"PRIVATE KEY-----" not in pem:
+        raise AuthError("the client key of %s holds no PEM private key" % owner)
 
 
-def credentials(user, secrets):
-    """Return the :class:`Credentials` for ``user`` (a kubeconfig.User or None: anonymous).
+def _client_certificate(user):
+    """(cert_file, key_file, cert_data, key_data) of a user's client certificate; the key checked."""
+    if not (user.client_certificate or user.client_certificate_data):
+        return None, None, None, None
+    key = user.client_key_data or _read_pem(user.client_key, user, "client-key")
+    check_private_key(key, "user %s" % user.name)
+    return (None if user.client_certificate_data else user.client_certificate,
+            None if user.client_key_data else user.client_key,
+            user.client_certificate_data, user.client_key_data)
 
-    Raises AuthError for credentials the plugin cannot use: a missing file, an
-    exec plugin or auth-provider (not supported by this version), half a client certificate.
-    """
+
+def _oidc_token(user):
+    """The oidc auth-provider's id-token while it is valid; AuthError saying how to refresh it otherwise."""
+    config = user.auth_provider.config
+    token = config.get("id-token") or ""
+    if not token:
+        if not config.get("refresh-token"):
+            raise AuthError("No valid id-token, and cannot refresh without refresh-token (user %s)" % user.name)
+        raise _oidc_refresh_needed(user, "has no id-token")
+    expiry = _jwt_expiry(token)
+    if expiry is None:
+        raise AuthError("the oidc id-token of user %s is not a valid JWT with an exp claim" % user.name)
+    if time.time() + OIDC_EXPIRY_MARGIN >= expiry:
+        if not config.get("refresh-token"):
+            raise AuthError("No valid id-token, and cannot refresh without refresh-token (user %s: its "
+                            "id-token expired at %s; log in again)" % (user.name, _utc(expiry)))
+        raise _oidc_refresh_needed(user, "expired at %s" % _utc(expiry))
+    return token
+
+
+def _oidc_refresh_needed(user, what):
+    return AuthError("the oidc id-token of user %s %s; kubectl-aicr never writes your kubeconfig, so it does not "
+                     "refresh it: run any kubectl command once (e.g. kubectl get --raw /version), which refreshes "
+                     "and saves it, or log in again with your OIDC tool, then retry" % (user.name, what))
+
+
+def _utc(epoch):
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(epoch))
+
+
+def _jwt_expiry(token):
+    """The ``exp`` claim (epoch seconds) of a JWT, or None."""
+    parts = token.split(".")
+    if len(parts) != 3:
+        return None
+    try:
+        payload = base64.urlsafe_b64decode(parts[1] + "=" * (-len(parts[1]) % 4))
+        claims = json.loads(payload.decode("utf-8"))
+    except (ValueError, UnicodeDecodeError, RecursionError):
+        return None
+    expiry = claims.get("exp") if isinstance(claims, dict) else None
+    if isinstance(expiry, bool) or not isinstance(expiry, (int, float)):
+        return None
+    return float(int(expiry))
+
+
+def check_header_value(value, what):
+    """AuthError if ``value`` cannot go into an HTTP header (control characters, as Go's net/http refuses)."""
+    if any(ord(c) < 32 and c != "\t" or ord(c) == 127 for c in value):
+        raise AuthError("%s contains a control character (a line break?) and cannot be sent in an HTTP header"
+                        % what)
+    return value
+
+
+def static_credentials(user):
+    """The :class:`Credentials` of a user's static settings (no exec plugin), impersonation included."""
     if user is None:
         return Credentials()
-    if user.exec is not None:
-        raise AuthError("user %r uses an exec credential plugin, which this version of kubectl-aicr "
-                        "does not run yet" % user.name)
-    if user.auth_provider is not None:
-        raise AuthError("user %r uses the auth-provider %r, which kubectl-aicr does not support"
-                        % (user.name, user.auth_provider.get("name")))
     headers, described = [], []
-    token = _read_token_file(user) if user.token_file else user.token
+    token = _token(user)
     if token:
-        headers.append(("Authorization", "Bearer " + token))
+        headers.append(("Authorization", "Bearer " + check_header_value(token, "the token of user %s" % user.name)))
         described.append("bearer token")
     elif user.username or user.password:
         headers.append(("Authorization", _basic(user.username, user.password)))
         described.append("basic auth")
-    cert_file, key_file = _client_certificate(user, secrets)
-    if cert_file:
+    elif user.auth_provider is not None:
+        token = check_header_value(_oidc_token(user), "the oidc id-token of user %s" % user.name)
+        headers.append(("Authorization", "Bearer " + token))
+        described.append("oidc id-token")
+    cert_file, key_file, cert_data, key_data = _client_certificate(user)
+    if cert_file or cert_data:
         described.append("client certificate")
-    headers.extend(_impersonation(user))
-    return Credentials(tuple(headers), cert_file, key_file, " and ".join(described) or "no credentials")
+    for name, value in _impersonation(user):
+        headers.append((name, check_header_value(value, "the %s of user %s" % (name, user.name))))
+    return Credentials(tuple(headers), cert_file, key_file, " and ".join(described) or "no credentials",
+                       cert_data, key_data)
+
+
+def _uses_exec(user):
+    """client-go runs the exec plugin only when no token, basic auth or client certificate is set."""
+    return (user is not None and user.exec is not None and not user.token and not user.token_file
+            and not user.username and not user.password
+            and not user.client_certificate and not user.client_certificate_data)
+
+
+# ---------------------------------------------------------------------------------------------
+# Credentials over a command's life
+
+
+class Authenticator:
+    """Gives the credentials for each request: a user's static ones, or an exec plugin's.
+
+    An exec plugin runs at the first request, again when its credential has expired,
+    and again after a 401 answer to its credential (:meth:`renew`).
+    """
+
+    def __init__(self, user, cluster=None, deadline=None, environ=None, stdin=None):
+        self.user = user
+        self.cluster = cluster
+        self.deadline = deadline
+        self.environ = environ
+        self.stdin = stdin
+        self.runs = 0
+        self._cached = None
+
+    @property
+    def renewable(self):
+        return _uses_exec(self.user)
+
+    def current(self):
+        """The credentials to send now (runs the exec plugin when needed)."""
+        if self._cached is None or (self._cached.expires is not None and time.time() >= self._cached.expires):
+            self._cached = self._obtain()
+        return self._cached
+
+    def renew(self, used):
+        """After a 401 to ``used``: new exec credentials (None when they cannot change)."""
+        if not self.renewable:
+            return None
+        if used is self._cached:
+            self._cached = self._obtain()
+        return self._cached if self._cached != used else None
+
+    def _obtain(self):
+        static = static_credentials(self.user)
+        if not _uses_exec(self.user):
+            return static
+        from . import exec_plugin  # imported only for users with an exec plugin
+
+        self.runs += 1
+        result = exec_plugin.run(self.user.exec, self.cluster, self.deadline, self.environ, self.stdin)
+        headers = [("Authorization", "Bearer " + check_header_value(
+            result.token, "the token from the exec plugin of user %s" % self.user.name))] if result.token else []
+        if result.cert_pem:
+            check_private_key(result.key_pem, "the exec plugin of user %s" % self.user.name)
+        described = " and ".join(d for d, present in (("exec plugin token", result.token),
+                                                      ("exec plugin client certificate", result.cert_pem)) if present)
+        return Credentials(tuple(headers) + static.headers, None, None, described, result.cert_pem or None,
+                           result.key_pem or None, result.expires)
+
+
+def credentials(user, secrets=None, cluster=None, deadline=None):
+    """The :class:`Credentials` for ``user`` (a kubeconfig.User or None: anonymous) for a first request.
+
+    ``secrets`` is accepted for compatibility (data is written only when a TLS context
+    loads it, see :func:`client_certificate_files`). Raises AuthError for credentials
+    that cannot be used.
+    """
+    return Authenticator(user, cluster, deadline).current()

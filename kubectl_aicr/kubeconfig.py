@@ -1,34 +1,44 @@
 """Kubeconfig: find the files, read them, merge them and choose a context.
 
-The loading rules are client-go's (``k8s.io/client-go/tools/clientcmd``,
-``loader.go`` and ``client_config.go``):
+The loading rules are client-go's (``k8s.io/client-go/tools/clientcmd``, ``loader.go``
+and ``client_config.go``; the in-cluster rules are ``rest/config.go`` ``InClusterConfig``):
 
 - ``--kubeconfig PATH``: that one file, which must exist.
-- else ``$KUBECONFIG``: paths split by ``os.pathsep``; empty entries and
-  repeated paths are skipped, missing files are skipped, a folder or an
-  unreadable file is an error naming it.
+- else ``$KUBECONFIG``: paths split by ``os.pathsep``; empty entries and repeated
+  paths are skipped, missing files are skipped, a folder or an unreadable file is an
+  error naming it.
 - else ``~/.kube/config`` (missing: an empty configuration).
-- Merging: for clusters, users (AuthInfos) and contexts, the first file that
-  defines a name wins with its whole entry; ``current-context`` comes from the
-  first file that sets it to a non-empty value.
-- Relative paths in a file (certificate-authority, client-certificate,
-  client-key, tokenFile, an exec command containing a slash) are resolved
-  against the folder of the file that defined that entry.
-- A name used twice in one file is an error (clientcmd's v1 conversion).
+- An empty or comment-only file is an empty configuration. Files in the plain block style
+  kubectl writes are read by :mod:`kubectl_aicr.blockyaml` (fast), anything else by the
+  full YAML reader; both give the same values.
+- Merging: for clusters, users (AuthInfos) and contexts, the first file that defines a
+  name wins with its whole entry; ``current-context`` comes from the first file that
+  sets it to a non-empty value.
+- Relative paths (certificate-authority, client-certificate, client-key, tokenFile, an
+  exec command containing a slash) are resolved against the folder of the file that
+  defined that entry (``ResolveLocalPaths``; ``~`` is not expanded, as in client-go).
+- A name used twice in one file is an error (the v1 conversion's "duplicate name").
+- Field types are checked as kubectl's JSON decoding checks them: a number where a
+  string belongs is an error, ``null`` is the same as absent.
+- No context chosen (no ``--context``, no current-context): the in-cluster
+  configuration when ``KUBERNETES_SERVICE_HOST``/``_PORT`` are set and the service
+  account token exists, as kubectl does.
 
-Unlike kubectl, a configuration that names no usable cluster is an error here,
-never a silent fallback to ``http://localhost:8080``.
+Unlike kubectl, a configuration that names no usable cluster is an error here, never a
+silent fallback to ``http://localhost:8080``; see :func:`select`.
 """
 
 import base64
 import binascii
 import os
-from typing import Dict, List, NamedTuple, Optional
+from typing import Dict, List, NamedTuple, Optional, Tuple
 
-from . import yamlreader
+from . import blockyaml, validation
 from .errors import ConfigError
 
 MAX_KUBECONFIG_BYTES = 64 * 1024 * 1024
+SERVICE_ACCOUNT_DIR = "/var/run/secrets/kubernetes.io/serviceaccount"
+EXEC_EXTENSION = "client.authentication.k8s.io/exec"  # client_config.go clusterExtensionKey
 
 
 class Cluster(NamedTuple):
@@ -41,7 +51,27 @@ class Cluster(NamedTuple):
     insecure_skip_tls_verify: bool = False
     tls_server_name: Optional[str] = None
     proxy_url: Optional[str] = None
+    exec_config: object = None  # the extension named client.authentication.k8s.io/exec (JSON value)
     source: str = ""
+
+
+class ExecConfig(NamedTuple):
+    """A user's ``exec`` credential plugin (client-go ``api.ExecConfig``)."""
+
+    command: str
+    args: Tuple[str, ...] = ()
+    env: Tuple[Tuple[str, str], ...] = ()
+    api_version: str = ""
+    install_hint: str = ""
+    provide_cluster_info: bool = False
+    interactive_mode: str = ""
+
+
+class AuthProvider(NamedTuple):
+    """A user's legacy ``auth-provider``: its name and string config."""
+
+    name: str
+    config: Dict[str, str]
 
 
 class User(NamedTuple):
@@ -56,8 +86,8 @@ class User(NamedTuple):
     client_certificate_data: Optional[bytes] = None
     client_key: Optional[str] = None
     client_key_data: Optional[bytes] = None
-    exec: Optional[dict] = None
-    auth_provider: Optional[dict] = None
+    exec: Optional[ExecConfig] = None
+    auth_provider: Optional[AuthProvider] = None
     impersonate: Optional[str] = None
     impersonate_uid: Optional[str] = None
     impersonate_groups: tuple = ()
@@ -144,50 +174,118 @@ def read_file_text(path, what="kubeconfig"):
 def load(explicit=None, environ=None):
     """Read and merge the kubeconfig files; return a :class:`Config`.
 
-    Raises ConfigError for an explicit file that is missing, a folder, an
-    unreadable or malformed file (with file, line and column), or a name used twice in one file.
+    Raises ConfigError for an explicit file that is missing, a folder, an unreadable
+    or malformed file (with file, line and column), or a name used twice in one file.
     """
     paths, is_explicit = kubeconfig_paths(explicit, environ)
-    merged = Config({}, {}, {}, "", [])
+    clusters, users, contexts, current, files = {}, {}, {}, "", []
     for path in paths:
         text = read_file_text(path)
         if text is None:
             if is_explicit:
                 raise ConfigError("kubeconfig %s does not exist" % path)
             continue
+        one = parse_document(read_document(text, path), path)
+        for merged, new in ((clusters, one.clusters), (users, one.users), (contexts, one.contexts)):
+            for name, entry in new.items():
+                merged.setdefault(name, entry)
+        current = current or one.current_context
+        files.append(path)
+    return Config(clusters, users, contexts, current, files)
+
+
+def read_document(text, path):
+    """The YAML (or JSON) document of a kubeconfig file: the fast reader for the plain block style that
+    kubectl and its generators write (see :mod:`kubectl_aicr.blockyaml`), else the full YAML reader."""
+    if not text.strip():
+        return None
+    document = blockyaml.load(text)
+    if document is None:
+        from . import yamlreader  # the full reader is compiled and loaded only when needed
+
         document = yamlreader.load(text, filename=path)
-        one = parse_document(document, path)
-        merged = Config(
-            clusters={**one.clusters, **merged.clusters},
-            users={**one.users, **merged.users},
-            contexts={**one.contexts, **merged.contexts},
-            current_context=merged.current_context or one.current_context,
-            files=merged.files + [path])
-    return merged
+    return document
 
 
 # ---------------------------------------------------------------------------------------------
-# One document -> Config
+# One document -> Config. Field access is strict about types, as kubectl's JSON decoding is.
 
 
-def _where(path, section, name=None):
-    return "%s in %s" % (section if name is None else "%s %r" % (section, name), path)
+class _Fields:
+    """Typed access to one mapping of a kubeconfig: ``what`` names it in errors (file and entry)."""
+
+    __slots__ = ("body", "_parent", "_name")
+
+    def __init__(self, body, name, parent=None):
+        self._parent, self._name = parent, name  # ``what`` is only spelled out for an error
+        if body is not None and not isinstance(body, dict):
+            raise ConfigError("%s must be a mapping, not %s" % (self.what, _type_name(body)))
+        self.body = body or {}
+
+    @property
+    def what(self):
+        return str(self._name) if self._parent is None else "%s: %s" % (self._parent.what, self._name)
+
+    def fail(self, key, expected, value):
+        raise ConfigError("%s: %s must be %s, not %s" % (self.what, key, expected, _type_name(value)))
+
+    def string(self, key):
+        """A string field; null or absent is None."""
+        value = self.body.get(key)
+        if value is None or isinstance(value, str):
+            return value
+        self.fail(key, "a string", value)
+
+    def boolean(self, key):
+        value = self.body.get(key)
+        if value is None or isinstance(value, bool):
+            return bool(value)
+        self.fail(key, "true or false", value)
+
+    def strings(self, key):
+        """A list of strings; null or absent is ()."""
+        value = self.body.get(key)
+        if value is None:
+            return ()
+        if not isinstance(value, list):
+            self.fail(key, "a list", value)
+        for item in value:
+            if not isinstance(item, str):
+                self.fail(key + "[]", "a string", item)
+        return tuple(value)
+
+    def mapping(self, key):
+        return _Fields(self.body.get(key), key, self)
+
+    def path(self, key, folder):
+        """A file path resolved against ``folder`` (the folder of the file that defined the entry)."""
+        value = self.string(key)
+        if not value:
+            return None
+        return value if os.path.isabs(value) else os.path.normpath(os.path.join(folder, value))
+
+    def data(self, key):
+        """A ``*-data`` field: base64 text -> bytes (see :func:`decode_base64`)."""
+        value = self.body.get(key)
+        if value is None or value == "":
+            return None
+        if isinstance(value, bytes):  # a YAML !!binary node
+            return value
+        if not isinstance(value, str):
+            self.fail(key, "base64 text", value)
+        return decode_base64(value, "%s: %s" % (self.what, key), key)
 
 
-def _mapping(value, what):
-    if value is None:
-        return {}
-    if not isinstance(value, dict):
-        raise ConfigError("%s must be a mapping, not %s" % (what, _type_name(value)))
-    return value
+class _Where:
+    """A name for messages, formatted only when a message needs it."""
 
+    __slots__ = ("form", "args")
 
-def _sequence(value, what):
-    if value is None:
-        return []
-    if not isinstance(value, list):
-        raise ConfigError("%s must be a list, not %s" % (what, _type_name(value)))
-    return value
+    def __init__(self, form, args):
+        self.form, self.args = form, args
+
+    def __str__(self):
+        return self.form % self.args
 
 
 def _type_name(value):
@@ -195,166 +293,231 @@ def _type_name(value):
             int: "a number", float: "a number", bytes: "binary data"}.get(type(value), type(value).__name__)
 
 
-def _string(entry, key, what):
-    """A string field; null or absent is None; a number is taken as its text (as sigs.k8s.io/yaml does)."""
-    value = entry.get(key)
-    if value is None:
-        return None
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, (int, float)):
-        return str(value)
-    if not isinstance(value, str):
-        raise ConfigError("%s: %s must be a string, not %s" % (what, key, _type_name(value)))
-    return value
+def decode_base64(value, what, key="data"):
+    """Base64 text -> bytes, as Go's encoding/json decodes ``[]byte``: line breaks are ignored,
+    anything else that is not base64 (spaces included) is an error naming the offset.
 
-
-def _bool(entry, key, what):
-    value = entry.get(key)
-    if value is None:
-        return False
-    if isinstance(value, bool):
-        return value
-    if isinstance(value, str) and value.lower() in ("true", "false"):
-        return value.lower() == "true"
-    raise ConfigError("%s: %s must be true or false, not %r" % (what, key, value))
-
-
-def _path(entry, key, what, folder):
-    value = _string(entry, key, what)
-    if not value:
-        return None
-    value = os.path.expanduser(value) if value.startswith("~") else value
-    return value if os.path.isabs(value) else os.path.normpath(os.path.join(folder, value))
-
-
-def decode_data(entry, key, what):
-    """A ``*-data`` field: base64 text (line-wrapped allowed) or ``!!binary`` bytes -> bytes.
-
-    Raw PEM where base64 belongs is refused with a hint, as is anything that is not base64.
+    Raw PEM where base64 belongs is refused with a hint.
     """
-    value = entry.get(key)
-    if value is None or value == "":
-        return None
-    if isinstance(value, bytes):
-        return value
-    if not isinstance(value, str):
-        raise ConfigError("%s: %s must be base64 text, not %s" % (what, key, _type_name(value)))
     if "-----BEGIN" in value:
-        raise ConfigError("%s: %s holds PEM text, but it must be base64-encoded PEM "
-                          "(base64 -w0 the file, or name the file with %s)"
-                          % (what, key, key[:-len("-data")]))
-    compact = "".join(value.split())
+        raise ConfigError("%s holds PEM text, but it must be base64-encoded PEM (base64 -w0 the file, "
+                          "or name the file with %s instead)" % (what, key[:-len("-data")] if key.endswith("-data")
+                                                                 else "a path"))
+    compact = value.replace("\r", "").replace("\n", "")
     try:
         return base64.b64decode(compact, validate=True)
     except (binascii.Error, ValueError):
-        raise ConfigError("%s: %s is not valid base64" % (what, key)) from None
+        raise ConfigError("%s is not valid base64 (illegal base64 data at input byte %d)"
+                          % (what, _first_bad_base64_byte(compact))) from None
+
+
+def _first_bad_base64_byte(text):
+    alphabet = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/")
+    for index, char in enumerate(text):
+        if char not in alphabet:
+            return index
+    return len(text)
 
 
 def _named_entries(document, section, path):
-    """Yield (name, body) for ``section`` (clusters/users/contexts); duplicate names are an error."""
+    """Yield (index, name, body) for ``section`` (clusters/users/contexts); a name used twice is an error."""
     inner_key = {"clusters": "cluster", "users": "user", "contexts": "context"}[section]
+    items = document.body.get(section)
+    if items is None:
+        return
+    if not isinstance(items, list):
+        document.fail(section, "a list", items)
     seen = set()
-    for index, item in enumerate(_sequence(document.get(section), "%s in %s" % (section, path))):
-        item = _mapping(item, "%s[%d] in %s" % (section, index, path))
-        name = item.get("name")
-        if not isinstance(name, str) or not name:
-            raise ConfigError("%s[%d] in %s has no name" % (section, index, path))
+    for index, item in enumerate(items):
+        entry = _Fields(item, _Where("kubeconfig %s: %s[%d]", (path, section, index)))
+        name = entry.string("name") or ""
         if name in seen:
-            raise ConfigError("%s: the name %r is used twice in %s" % (path, name, section))
+            raise ConfigError('kubeconfig %s: duplicate name "%s" in %s' % (path, name, section))
         seen.add(name)
-        yield name, _mapping(item.get(inner_key), "%s %r in %s" % (inner_key, name, path))
+        yield name, entry.mapping(inner_key)
 
 
 def parse_document(document, path):
     """Turn one parsed kubeconfig document (dict or None) into a :class:`Config` (paths made absolute)."""
     if document is None:
         return Config({}, {}, {}, "", [path])
-    document = _mapping(document, "kubeconfig %s" % path)
+    top = _Fields(document, "kubeconfig %s" % path)
+    _check_kind(top, path)
     folder = os.path.dirname(os.path.abspath(path))
-    clusters = {name: _cluster(name, body, path, folder)
-                for name, body in _named_entries(document, "clusters", path)}
-    users = {name: _user(name, body, path, folder) for name, body in _named_entries(document, "users", path)}
-    contexts = {}
-    for name, body in _named_entries(document, "contexts", path):
-        what = _where(path, "context", name)
-        contexts[name] = Context(name=name, cluster=_string(body, "cluster", what) or "",
-                                 user=_string(body, "user", what) or "",
-                                 namespace=_string(body, "namespace", what), source=path)
-    current = _string(document, "current-context", path) or ""
-    return Config(clusters, users, contexts, current, [path])
+    clusters = {name: _cluster(name, body, path, folder) for name, body in _named_entries(top, "clusters", path)}
+    users = {name: _user(name, body, path, folder) for name, body in _named_entries(top, "users", path)}
+    contexts = {name: Context(name, body.string("cluster") or "", body.string("user") or "",
+                              body.string("namespace"), path)
+                for name, body in _named_entries(top, "contexts", path)}
+    return Config(clusters, users, contexts, top.string("current-context") or "", [path])
+
+
+def _check_kind(top, path):
+    """``apiVersion`` v1 and ``kind`` Config, when given (clientcmd's scheme knows nothing else)."""
+    version, kind = top.string("apiVersion"), top.string("kind")
+    if version not in (None, "", "v1") or kind not in (None, "", "Config"):
+        raise ConfigError("kubeconfig %s is not a kubeconfig: it has apiVersion %r and kind %r "
+                          "(expected v1 and Config)" % (path, version or "", kind or ""))
 
 
 def _cluster(name, body, path, folder):
-    what = _where(path, "cluster", name)
     return Cluster(
-        name=name, server=_string(body, "server", what) or "",
-        certificate_authority=_path(body, "certificate-authority", what, folder),
-        certificate_authority_data=decode_data(body, "certificate-authority-data", what),
-        insecure_skip_tls_verify=_bool(body, "insecure-skip-tls-verify", what),
-        tls_server_name=_string(body, "tls-server-name", what),
-        proxy_url=_string(body, "proxy-url", what), source=path)
+        name=name, server=body.string("server") or "",
+        certificate_authority=body.path("certificate-authority", folder),
+        certificate_authority_data=body.data("certificate-authority-data"),
+        insecure_skip_tls_verify=body.boolean("insecure-skip-tls-verify"),
+        tls_server_name=body.string("tls-server-name"),
+        proxy_url=body.string("proxy-url"),
+        exec_config=_exec_extension(body), source=path)
+
+
+def _exec_extension(body):
+    """The value of the cluster extension named client.authentication.k8s.io/exec, or None."""
+    extensions = body.body.get("extensions")
+    if extensions is None:
+        return None
+    if not isinstance(extensions, list):
+        body.fail("extensions", "a list", extensions)
+    for index, item in enumerate(extensions):
+        entry = _Fields(item, _Where("extensions[%d]", (index,)), body)
+        if entry.string("name") == EXEC_EXTENSION:
+            return entry.body.get("extension")
+    return None
 
 
 def _user(name, body, path, folder):
-    what = _where(path, "user", name)
-    exec_config = body.get("exec")
-    if exec_config is not None:
-        exec_config = dict(_mapping(exec_config, "%s: exec" % what))
-        command = exec_config.get("command")
-        if isinstance(command, str) and "/" in command and not os.path.isabs(command):
-            exec_config["command"] = os.path.normpath(os.path.join(folder, command))
-    auth_provider = body.get("auth-provider")
-    if auth_provider is not None:
-        auth_provider = _mapping(auth_provider, "%s: auth-provider" % what)
-    groups = tuple(str(g) for g in _sequence(body.get("as-groups"), "%s: as-groups" % what))
-    extra = tuple((str(k), tuple(str(v) for v in _sequence(vals, "%s: as-user-extra" % what)))
-                  for k, vals in _mapping(body.get("as-user-extra"), "%s: as-user-extra" % what).items())
+    extra = body.mapping("as-user-extra")
     return User(
-        name=name, token=_string(body, "token", what),
-        token_file=_path(body, "tokenFile", what, folder),
-        username=_string(body, "username", what), password=_string(body, "password", what),
-        client_certificate=_path(body, "client-certificate", what, folder),
-        client_certificate_data=decode_data(body, "client-certificate-data", what),
-        client_key=_path(body, "client-key", what, folder),
-        client_key_data=decode_data(body, "client-key-data", what),
-        exec=exec_config, auth_provider=auth_provider,
-        impersonate=_string(body, "as", what), impersonate_uid=_string(body, "as-uid", what),
-        impersonate_groups=groups, impersonate_extra=extra, source=path)
+        name=name, token=body.string("token"),
+        token_file=body.path("tokenFile", folder),
+        username=body.string("username"), password=body.string("password"),
+        client_certificate=body.path("client-certificate", folder),
+        client_certificate_data=body.data("client-certificate-data"),
+        client_key=body.path("client-key", folder),
+        client_key_data=body.data("client-key-data"),
+        exec=_exec(body, folder), auth_provider=_auth_provider(body),
+        impersonate=body.string("as"), impersonate_uid=body.string("as-uid"),
+        impersonate_groups=body.strings("as-groups"),
+        impersonate_extra=tuple((key, extra.strings(key)) for key in extra.body),
+        source=path)
+
+
+def _exec(body, folder):
+    if body.body.get("exec") is None:
+        return None
+    spec = body.mapping("exec")
+    command = spec.string("command") or ""
+    if "/" in command and not os.path.isabs(command):
+        command = os.path.normpath(os.path.join(folder, command))
+    env = []
+    entries = spec.body.get("env")
+    if entries is not None and not isinstance(entries, list):
+        spec.fail("env", "a list", entries)
+    for index, item in enumerate(entries or ()):
+        variable = _Fields(item, _Where("env[%d]", (index,)), spec)
+        env.append((variable.string("name") or "", variable.string("value") or ""))
+    return ExecConfig(command=command, args=spec.strings("args"), env=tuple(env),
+                      api_version=spec.string("apiVersion") or "", install_hint=spec.string("installHint") or "",
+                      provide_cluster_info=spec.boolean("provideClusterInfo"),
+                      interactive_mode=_interactive_mode(spec))
+
+
+def _interactive_mode(spec):
+    """interactiveMode, defaulted to IfAvailable for v1beta1 (clientcmd/api/v1/defaults.go)."""
+    mode = spec.string("interactiveMode") or ""
+    if not mode and spec.string("apiVersion") in ("client.authentication.k8s.io/v1beta1",
+                                                  "client.authentication.k8s.io/v1alpha1"):
+        mode = "IfAvailable"
+    return mode
+
+
+def _auth_provider(body):
+    if body.body.get("auth-provider") is None:
+        return None
+    spec = body.mapping("auth-provider")
+    config = spec.mapping("config")
+    return AuthProvider(spec.string("name") or "", {key: config.string(key) or "" for key in config.body})
 
 
 # ---------------------------------------------------------------------------------------------
 # Choosing the context
 
 
-def select(config, context_name=None):
+def select(config, context_name=None, environ=None, service_account_dir=None):
     """Choose the context (``--context``, else the current context) and return a :class:`Selection`.
 
-    Raises ConfigError naming what is missing: no kubeconfig at all, no current
-    context, an unknown context, or a context's undefined cluster or user, or a
-    cluster with no server.
+    With no context chosen at all, the in-cluster configuration is used when it is
+    possible (as kubectl does); otherwise, and wherever kubectl would silently fall back
+    to ``http://localhost:8080`` or prompt for a password, this raises ConfigError naming
+    what is missing: no kubeconfig, no current context, an unknown context, a context's
+    undefined cluster or user. The chosen entries are then checked as clientcmd's
+    ``validation.go`` checks them (see :mod:`kubectl_aicr.validation`).
     """
     name = context_name or config.current_context
     if not name:
-        if not config.contexts and not config.clusters:
-            files = ", ".join(config.files) if config.files else "no kubeconfig file found"
-            raise ConfigError("no configuration: no cluster is defined (read: %s); "
-                              "use --kubeconfig or set KUBECONFIG" % files)
-        raise ConfigError("no context chosen: the kubeconfig has no current-context; use --context NAME "
-                          "(contexts: %s)" % (", ".join(sorted(config.contexts)) or "none"))
+        selection = in_cluster(environ, service_account_dir)
+        if selection is not None:
+            return selection
+        raise _no_context(config)
     context = config.contexts.get(name)
     if context is None:
-        raise ConfigError("context %r is not defined in the kubeconfig (%s)" % (name, ", ".join(config.files)))
-    if not context.cluster:
-        raise ConfigError("context %r names no cluster" % name)
-    cluster = config.clusters.get(context.cluster)
-    if cluster is None:
-        raise ConfigError("context %r names cluster %r, which is not defined" % (name, context.cluster))
+        if context_name:
+            raise ConfigError('context "%s" does not exist (kubeconfig: %s)' % (name, _files(config)))
+        raise ConfigError("context was not found for specified context: %s (the current-context of %s)"
+                          % (name, _files(config)))
+    cluster = _context_cluster(config, context)
     user = None
     if context.user:
         user = config.users.get(context.user)
         if user is None:
-            raise ConfigError("context %r names user %r, which is not defined" % (name, context.user))
-    if not cluster.server:
-        raise ConfigError("cluster %r (context %r) has no server" % (cluster.name, name))
-    return Selection(context, cluster, user)
+            raise ConfigError('context "%s" names user "%s", which is not defined in %s'
+                              % (name, context.user, _files(config)))
+    selection = Selection(context, cluster, user)
+    validation.check(selection)
+    return selection
+
+
+def _files(config):
+    return ", ".join(config.files) if config.files else "no kubeconfig file found"
+
+
+def _no_context(config):
+    if not config.contexts and not config.clusters:
+        return ConfigError("no configuration has been provided (read: %s) and this is not a pod with a service "
+                           "account; use --kubeconfig or set KUBECONFIG" % _files(config))
+    return ConfigError("no context chosen: the kubeconfig sets no current-context; use --context NAME "
+                       "(contexts: %s)" % (", ".join(sorted(config.contexts)) or "none"))
+
+
+def _context_cluster(config, context):
+    if not context.cluster:
+        raise ConfigError('context "%s" names no cluster (kubectl would fall back to http://localhost:8080)'
+                          % context.name)
+    cluster = config.clusters.get(context.cluster)
+    if cluster is None:
+        raise ConfigError('context "%s" names cluster "%s", which is not defined in %s'
+                          % (context.name, context.cluster, _files(config)))
+    return cluster
+
+
+def in_cluster(environ=None, service_account_dir=None):
+    """The in-cluster :class:`Selection` (client-go ``rest.InClusterConfig``), or None when not possible.
+
+    Possible when KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT are set and the
+    service account token is a file (``inClusterClientConfig.Possible``). The server is
+    ``https://`` + host:port (an IPv6 host in brackets); the token is read from its file
+    (trimmed, as client-go's file token source does); the CA is the service account's
+    ca.crt when it exists, else the system's.
+    """
+    environ = os.environ if environ is None else environ
+    folder = service_account_dir or SERVICE_ACCOUNT_DIR
+    host, port = environ.get("KUBERNETES_SERVICE_HOST", ""), environ.get("KUBERNETES_SERVICE_PORT", "")
+    token_file = os.path.join(folder, "token")
+    if not host or not port or not os.path.isfile(token_file):
+        return None
+    ca_file = os.path.join(folder, "ca.crt")
+    server = "https://%s:%s" % ("[%s]" % host if ":" in host else host, port)
+    cluster = Cluster(name="in-cluster", server=server,
+                      certificate_authority=ca_file if os.path.isfile(ca_file) else None, source="in-cluster")
+    user = User(name="in-cluster", token_file=token_file, source="in-cluster")
+    return Selection(Context("in-cluster", cluster.name, user.name, source="in-cluster"), cluster, user)

@@ -1,14 +1,24 @@
 """HTTPS to the Kubernetes API server: one connection, one deadline, Status errors.
 
-- TLS 1.2 or newer; the server certificate is verified against the cluster's
-  CA (only it, when one is given) or the system's CAs, unless the kubeconfig
-  sets ``insecure-skip-tls-verify``; ``tls-server-name`` is used for SNI and for
-  verification; a certificate whose name is only in its CN is rejected, as Go's
-  crypto/x509 rejects it.
+- The server URL is an ``https://`` URL; a path prefix (``https://host/k8s/clusters/c-x``,
+  Rancher) is kept in front of every request path, as client-go's ``path.Join`` keeps
+  it; an IPv6 address is in brackets. kubectl would talk plain HTTP, without
+  credentials, to an ``http://`` or scheme-less server: the plugin refuses those.
+- TLS 1.2 or newer (client-go's MinVersion); the server certificate is verified
+  against the cluster's CA (only it, when one is given) or the system's CAs, unless
+  the kubeconfig sets ``insecure-skip-tls-verify`` (refused together with a CA, as
+  ``transport/transport.go`` ``TLSConfigFor`` refuses it); ``tls-server-name`` is used
+  for SNI and for verification; IP addresses are checked against IP SANs; a
+  certificate whose name is only in its CN is rejected, as Go's crypto/x509 rejects it.
+- Proxies: see :mod:`kubectl_aicr.proxy` (proxy-url, else HTTPS_PROXY/NO_PROXY).
 - One ``http.client`` connection is reused for all of a command's requests.
-- Every request of a command shares one :class:`Deadline` (30 s, the plugin
-  page); a watchdog closes the socket when it passes, so a server that
-  trickles bytes or never answers cannot hold the command longer.
+- Every request of a command shares one :class:`Deadline` (30 s, the plugin page),
+  exec credential plugins included; a watchdog closes the socket when it passes, so a
+  server that trickles bytes or never answers cannot hold the command longer.
+- Credentials come from an :class:`~kubectl_aicr.auth.Authenticator`: an exec
+  plugin's credential is renewed at its expiry, and once after a 401 answer, the
+  request is sent again with the new one (kubectl renews after a 401 too, but leaves
+  the failed request failed).
 - Responses are read up to ``MAX_RESPONSE_BYTES``; redirects are never followed.
 - An error answer becomes :class:`~kubectl_aicr.errors.ApiError` whose text is
   the Kubernetes ``Status`` message, as kubectl prints it (k8s.io/apimachinery
@@ -18,13 +28,16 @@
 
 import http.client
 import json
+import os
+import posixpath
+import re
 import socket
 import ssl
 import threading
 import time
 from urllib.parse import urlencode, urlsplit
 
-from . import __version__
+from . import __version__, auth
 from .errors import ApiError, AuthError, ConfigError, TransportError
 
 DEADLINE_SECONDS = 30.0
@@ -53,41 +66,59 @@ class ServerURL:
 
     def __init__(self, text):
         self.text = text
+        shown = re.sub(r"//[^/@]*@", "//xxxxx@", text)  # never a password in a message
         try:
             parts = urlsplit(text)
+        except ValueError as exc:
+            raise ConfigError("server %r is not a valid URL (%s)" % (shown, exc)) from None
+        if "@" in parts.netloc:
+            raise ConfigError("server %r must not carry a user name or password in its URL" % shown)
+        netloc_host = parts.netloc
+        if netloc_host.count(":") > 1 and not netloc_host.startswith("["):
+            raise ConfigError('host must be a URL or a host:port pair: "%s" (an IPv6 address must be in brackets, '
+                              "e.g. https://[::1]:6443)" % text)
+        self._check_scheme(text, parts.scheme)
+        try:
             port = parts.port
         except ValueError as exc:
             raise ConfigError("server %r is not a valid URL (%s)" % (text, exc)) from None
-        if parts.scheme != "https":
-            raise ConfigError("server %r is not an https:// URL; kubectl-aicr sends credentials only over HTTPS"
-                              % text)
         host = parts.hostname or ""
         if not host:
             raise ConfigError("server %r has no host" % text)
-        netloc_host = parts.netloc.rsplit("@", 1)[-1]
-        if ":" in host and not netloc_host.startswith("["):
-            raise ConfigError("server %r: an IPv6 address must be in brackets, e.g. https://[::1]:6443" % text)
         if parts.query or parts.fragment:
             raise ConfigError("server %r must not have a query or fragment" % text)
         self.host = host
         self.port = port or 443
-        self.prefix = parts.path.rstrip("/")
+        prefix = posixpath.normpath(parts.path) if parts.path else ""
+        self.prefix = "" if prefix in ("/", ".", "//") else prefix.rstrip("/")
+
+    @staticmethod
+    def _check_scheme(text, scheme):
+        if scheme == "https":
+            return
+        if scheme == "http":
+            raise ConfigError("server %r is not an https:// URL: kubectl would send its requests unencrypted and "
+                              "without credentials; kubectl-aicr only talks HTTPS" % text)
+        if not scheme or "://" not in text:
+            raise ConfigError("server %r has no https:// scheme: kubectl would talk plain HTTP to it, without "
+                              "credentials; write it as https://%s" % (text, text))
+        raise ConfigError("server %r is not an https:// URL" % text)
 
     def __str__(self):
         return self.text
 
 
-def tls_context(cluster, credentials):
-    """Build the ``ssl.SSLContext`` for a kubeconfig cluster and the user's client certificate.
+def tls_context(cluster, credentials, secrets=None):
+    """Build the ``ssl.SSLContext`` for a kubeconfig cluster and the credentials' client certificate.
 
     Raises ConfigError for a CA together with insecure-skip-tls-verify (client-go
-    refuses that pair) or unreadable CA data, AuthError for a client certificate
-    or key that cannot be loaded (an encrypted key fails at once, no prompt).
+    refuses that pair) or unreadable CA data, AuthError for a client certificate or
+    key that cannot be loaded (an encrypted key fails at once, no prompt).
     """
     has_ca = bool(cluster.certificate_authority or cluster.certificate_authority_data)
     if cluster.insecure_skip_tls_verify and has_ca:
-        raise ConfigError("cluster %r: specifying a root certificates file with the insecure flag is not allowed"
-                          % cluster.name)
+        raise ConfigError("specifying a root certificates file with the insecure flag is not allowed "
+                          "(cluster %s sets insecure-skip-tls-verify and a certificate-authority)" % cluster.name)
     context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
     context.minimum_version = ssl.TLSVersion.TLSv1_2
     try:
@@ -101,8 +132,15 @@ def tls_context(cluster, credentials):
         _load_ca(context, cluster)
     else:
         context.load_default_certs()
-    if credentials.cert_file:
-        _load_client_certificate(context, credentials)
+    if credentials.certificate() is not None:
+        owned = secrets is None
+        secrets = secrets or auth.SecretFiles()
+        try:
+            with auth.client_certificate_files(credentials, secrets) as (cert_file, key_file):
+                _load_client_certificate(context, cert_file, key_file)
+        finally:
+            if owned:
+                secrets.close()
     return context
 
 
@@ -113,12 +151,13 @@ def _load_ca(context, cluster):
         else:
             context.load_verify_locations(cafile=cluster.certificate_authority)
     except FileNotFoundError:
-        raise ConfigError("cluster %r: certificate-authority %s does not exist"
-                          % (cluster.name, cluster.certificate_authority)) from None
+        raise ConfigError("unable to read certificate-authority %s for %s due to open %s: no such file or directory"
+                          % (cluster.certificate_authority, cluster.name, cluster.certificate_authority)) from None
     except (ssl.SSLError, ValueError, OSError):
         which = "certificate-authority-data" if cluster.certificate_authority_data else \
             "certificate-authority %s" % cluster.certificate_authority
-        raise ConfigError("cluster %r: %s holds no usable PEM certificate" % (cluster.name, which)) from None
+        raise ConfigError("unable to load root certificates: the %s of cluster %s holds no PEM certificate"
+                          % (which, cluster.name)) from None
 
 
 class _EncryptedKey(Exception):
@@ -129,55 +168,109 @@ def _no_password():
     raise _EncryptedKey()
 
 
-def _load_client_certificate(context, credentials):
+def _load_client_certificate(context, cert_file, key_file):
     try:
-        context.load_cert_chain(credentials.cert_file, credentials.key_file, password=_no_password)
+        context.load_cert_chain(cert_file, key_file, password=_no_password)
     except _EncryptedKey:
-        raise AuthError("the client key is encrypted; kubectl-aicr cannot use an encrypted key "
-                        "(decrypt it, e.g. with openssl pkey)") from None
+        raise AuthError("the client key is encrypted; kubectl-aicr never asks for a passphrase: decrypt it "
+                        "(openssl pkey -in KEY -out KEY.plain) or use an unencrypted key") from None
     except ssl.SSLError as exc:
         if "_EncryptedKey" in repr(exc.__context__):  # pragma: no cover - depends on the ssl module
-            raise AuthError("the client key is encrypted; kubectl-aicr cannot use an encrypted key") from None
-        raise AuthError("the client certificate and key cannot be used together (%s)"
-                        % (exc.reason or "not a matching certificate and key")) from None
+            raise AuthError("the client key is encrypted; kubectl-aicr never asks for a passphrase") from None
+        reason = exc.reason or ""
+        if "MISMATCH" in reason.upper():
+            raise AuthError("the client certificate and key do not match (tls: private key does not match "
+                            "public key)") from None
+        raise AuthError("failed parsing client key/certificate (%s)" % (reason or "no PEM certificate and key"
+                                                                        )) from None
     except OSError as exc:
         raise AuthError("cannot read the client certificate or key: %s" % (exc.strerror or exc)) from None
 
 
-class _Connection(http.client.HTTPSConnection):
-    """An HTTPSConnection whose TLS server name (SNI and verification) may differ from the host."""
+def _require_san(tls_socket, server_name):
+    """Go's x509 never reads a certificate's CN: a verified certificate without SANs is refused."""
+    certificate = tls_socket.getpeercert() or {}
+    if not certificate.get("subjectAltName"):
+        message = "x509: certificate relies on legacy Common Name field, use SANs instead (name %s)" % server_name
+        error = ssl.SSLCertVerificationError(1, message)
+        error.verify_message, error.reason = message, None
+        raise error
 
-    def __init__(self, host, port, context, server_name, timeout):
+
+class _Connection(http.client.HTTPSConnection):
+    """An HTTPSConnection through an optional proxy, whose TLS server name (SNI, verification) may differ
+    from the host."""
+
+    def __init__(self, host, port, context, server_name, timeout, via=None):
         super().__init__(host, port, context=context, timeout=timeout)
         self._server_name = server_name
+        self._via = via
 
     def connect(self):
-        sock = socket.create_connection((self.host, self.port), self.timeout)
+        if self._via is not None:
+            from . import proxy
+
+            sock = proxy.connect(self._via, self.host, self.port, self.timeout)
+        else:
+            sock = socket.create_connection((self.host, self.port), self.timeout)
         try:
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             self.sock = self._context.wrap_socket(sock, server_hostname=self._server_name)
+            if self._context.verify_mode != ssl.CERT_NONE:
+                _require_san(self.sock, self._server_name)
         except BaseException:
-            sock.close()
+            (self.sock or sock).close()
+            self.sock = None
             raise
         self.handshakes += 1
 
     handshakes = 0
 
 
+def _choose_proxy(cluster, server, environ):
+    """The proxy for ``server`` (see :mod:`kubectl_aicr.proxy`, imported only when a proxy may apply), or None."""
+    if not (cluster.proxy_url or environ.get("HTTPS_PROXY") or environ.get("https_proxy")):
+        return None
+    from . import proxy
+
+    return proxy.choose(cluster, server.host, server.port, environ)
+
+
+def _send_request(connection, method, url, payload, headers):
+    """Send one request with ``headers`` [(name, value)] in order, a name possibly repeated (Impersonate-Group),
+    values as UTF-8 bytes (what Go sends for non-ASCII values; http.client would insist on latin-1)."""
+    connection.putrequest(method, url, skip_accept_encoding=True)
+    for name, value in headers:
+        connection.putheader(name, value.encode("utf-8"))
+    if payload is not None:
+        connection.putheader("Content-Length", str(len(payload)))
+    connection.endheaders(payload)
+
+
 class Client:
     """Requests to one API server over one reused connection, inside one :class:`Deadline`.
 
+    ``credentials`` is an :class:`auth.Authenticator` (or fixed :class:`auth.Credentials`);
+    ``secrets`` an :class:`auth.SecretFiles` for client certificate data; ``environ``
+    the environment for proxy settings (default ``os.environ``).
+
     ``request`` returns the decoded JSON object (dict) of a 2xx answer and raises
     ApiError (an error answer), TransportError (could not connect, TLS failed,
-    deadline passed, response too large, not JSON, a redirect).
+    deadline passed, response too large, not JSON, a redirect), AuthError
+    (credentials could not be obtained).
     """
 
-    def __init__(self, cluster, credentials, deadline=None):
+    def __init__(self, cluster, credentials, deadline=None, secrets=None, environ=None):
         self.server = ServerURL(cluster.server)
         self.cluster = cluster
-        self.credentials = credentials
+        self.authenticator = credentials if isinstance(credentials, auth.Authenticator) else _Fixed(credentials)
         self.deadline = deadline or Deadline()
-        self.context = tls_context(cluster, credentials)
+        self.secrets = secrets
+        self.proxy = _choose_proxy(cluster, self.server, os.environ if environ is None else environ)
+        self.context = None
+        self._context_for = object()
+        if isinstance(credentials, auth.Credentials):
+            self._tls_for(credentials)
         self.requests = 0
         self._connection = None
 
@@ -199,15 +292,31 @@ class Client:
     def request(self, method, path, query=None, body=None, content_type=None):
         """Send one request; ``body`` is a JSON-serialisable value, sent with ``content_type``."""
         url = self.server.prefix + path + ("?" + urlencode(query) if query else "")
-        headers = {"Accept": "application/json", "User-Agent": USER_AGENT}
-        headers.update(self.credentials.headers)
-        payload = None
-        if body is not None:
-            payload = json.dumps(body).encode("utf-8")
-            headers["Content-Type"] = content_type or "application/json"
+        payload = None if body is None else json.dumps(body).encode("utf-8")
+        credentials = self.authenticator.current()
+        answer = self._send(method, url, payload, content_type, credentials)
+        if answer[0] == 401:
+            renewed = self.authenticator.renew(credentials)
+            if renewed is not None:
+                answer = self._send(method, url, payload, content_type, renewed)
+        return self._decode(method, path, *answer)
+
+    def _send(self, method, url, payload, content_type, credentials):
+        headers = [("Accept", "application/json"), ("User-Agent", USER_AGENT)]
+        if payload is not None:
+            headers.append(("Content-Type", content_type or "application/json"))
+        headers.extend(credentials.headers)
+        self._tls_for(credentials)
         self.requests += 1
-        status, reason, response_type, data = self._exchange(method, url, payload, headers)
-        return self._decode(method, path, status, reason, response_type, data)
+        return self._exchange(method, url, payload, headers)
+
+    def _tls_for(self, credentials):
+        """Make the TLS context present ``credentials``' client certificate (a new connection if it changed)."""
+        wanted = credentials.certificate()
+        if self.context is None or wanted != self._context_for:
+            self.context = tls_context(self.cluster, credentials, self.secrets)
+            self._context_for = wanted
+            self.close()
 
     # -- the exchange, under the deadline -------------------------------------------------------
 
@@ -215,7 +324,7 @@ class Client:
         remaining = self.deadline.remaining()
         if self._connection is None:
             self._connection = _Connection(self.server.host, self.server.port, self.context,
-                                           self.cluster.tls_server_name or self.server.host, remaining)
+                                           self.cluster.tls_server_name or self.server.host, remaining, self.proxy)
         connection = self._connection
         connection.timeout = remaining
         if connection.sock is not None:
@@ -224,7 +333,7 @@ class Client:
         watchdog.daemon = True
         watchdog.start()
         try:
-            connection.request(method, url, body=payload, headers=headers)
+            _send_request(connection, method, url, payload, headers)
             response = connection.getresponse()
             data = self._read_body(response)
             return response.status, response.reason, response.getheader("Content-Type", ""), data
@@ -253,31 +362,35 @@ class Client:
                 raise TransportError("server %s sent a response over the %d-byte limit"
                                      % (self.server, MAX_RESPONSE_BYTES))
             chunks.append(chunk)
+        if length and length.isdigit() and total < int(length):
+            self.close()
+            raise TransportError("server %s closed the connection in the middle of a response" % self.server)
         return b"".join(chunks)
 
     def _transport_error(self, exc):
         server = self.server.text
+        via = " through proxy %s" % self.proxy.display() if self.proxy is not None else ""
         if isinstance(exc, TransportError):
             return exc
         if time.monotonic() >= self.deadline.at or isinstance(exc, socket.timeout):
-            return TransportError("no answer from server %s within the %d-second deadline"
-                                  % (server, self.deadline.seconds))
+            return TransportError("no answer from server %s%s within the %d-second deadline"
+                                  % (server, via, self.deadline.seconds))
         if isinstance(exc, ssl.SSLCertVerificationError):
-            return TransportError("TLS: the certificate of server %s is not trusted: %s"
-                                  % (server, exc.verify_message or exc.reason))
+            return TransportError("TLS: the certificate of server %s is not trusted: %s%s"
+                                  % (server, exc.verify_message or exc.reason or exc.args[-1], _name_hint(exc)))
         if isinstance(exc, ssl.SSLError):
-            return TransportError("TLS handshake with server %s failed: %s" % (server, exc.reason or exc))
+            return TransportError("TLS handshake with server %s%s failed: %s" % (server, via, exc.reason or exc))
         if isinstance(exc, socket.gaierror):
             return TransportError("cannot resolve the host of server %s: %s" % (server, exc.strerror))
         if isinstance(exc, ConnectionRefusedError):
-            return TransportError("cannot connect to server %s: connection refused" % server)
+            return TransportError("cannot connect to server %s%s: connection refused" % (server, via))
         if isinstance(exc, (ConnectionResetError, BrokenPipeError)):
-            return TransportError("server %s reset the connection" % server)
+            return TransportError("server %s%s reset the connection" % (server, via))
         if isinstance(exc, http.client.IncompleteRead):
             return TransportError("server %s closed the connection in the middle of a response" % server)
         if isinstance(exc, http.client.HTTPException):
             return TransportError("server %s sent a malformed HTTP response (%s)" % (server, type(exc).__name__))
-        return TransportError("cannot talk to server %s: %s" % (server, getattr(exc, "strerror", None) or exc))
+        return TransportError("cannot talk to server %s%s: %s" % (server, via, getattr(exc, "strerror", None) or exc))
 
     # -- decoding the answer ------------------------------------------------------------------
 
@@ -292,6 +405,27 @@ class Client:
                                      % (self.server, method, path))
             return document
         raise _api_error(self.server, method, path, status, reason, document)
+
+
+def _name_hint(exc):
+    message = str(exc.verify_message or exc.args[-1] or "")
+    if "mismatch" in message.lower() or "legacy Common Name" in message:
+        return (" (the name must be one of the certificate's subject alternative names, never only its CN, "
+                "as in kubectl; tls-server-name sets the name to check)")
+    return ""
+
+
+class _Fixed:
+    """Fixed credentials in an Authenticator's shape."""
+
+    def __init__(self, credentials):
+        self.credentials = credentials
+
+    def current(self):
+        return self.credentials
+
+    def renew(self, used):
+        return None
 
 
 def _abort(connection):

@@ -35,8 +35,8 @@ Supported:
 - Scalar resolution by the core schema (10.3.2): ``~``/``null``/``Null``/``NULL``/empty
   are None; ``true``/``True``/``TRUE`` and the false forms are bools; decimal, ``0o``
   and ``0x`` integers; floats with ``.``/exponent and ``.inf``/``.nan`` forms; the rest
-  (and every quoted or block scalar) is a string. ``<<`` is an ordinary key: merge keys
-  belong to YAML 1.1 only and are not applied.
+  (and every quoted or block scalar) is a string. A plain ``<<`` key is refused: merge
+  keys belong to YAML 1.1 (kubectl's go-yaml applies them), so ignoring one would misread.
 
 Refused (a ``YAMLError``), so that nothing is silently misread:
 
@@ -467,6 +467,8 @@ class _Parser(object):
     def check_key(self, key, start, colon):
         if isinstance(key, (dict, list)):
             self.fail("complex mapping keys are not supported", start)
+        if key == "<<" and self.s.startswith("<<", start):
+            self.fail("merge keys (<<) belong to YAML 1.1 and are not supported; write the entries out", start)
         if self.s.find("\n", start, colon) >= 0:
             self.fail("an implicit mapping key must be on a single line", start)
 

@@ -579,10 +579,14 @@ def test_anchors_and_aliases():
     assert load("- &a a\n- *a : b\n") == ["a", {"a": "b"}]
 
 
-def test_merge_key_is_a_plain_key():
-    # "<<" merge keys belong to YAML 1.1: read as an ordinary key, nothing is merged.
-    assert load("a: &a {x: 1}\nb:\n  <<: *a\n  y: 2\n") == {"a": {"x": 1},
-                                                            "b": {"<<": {"x": 1}, "y": 2}}
+def test_merge_key_is_refused_not_ignored():
+    # "<<" merge keys belong to YAML 1.1, which kubectl's go-yaml applies: ignoring one would
+    # misread the kubeconfig, so a plain "<<" key is refused; a quoted one is an ordinary key.
+    with pytest.raises(YAMLError) as raised:
+        load("a: &a {x: 1}\nb:\n  <<: *a\n  y: 2\n", "k.yaml")
+    assert (raised.value.line, raised.value.column) == (3, 3)
+    assert "merge keys (<<)" in str(raised.value)
+    assert load("'<<': 1\n") == {"<<": 1}
 
 
 def test_tags():

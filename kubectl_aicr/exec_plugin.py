@@ -1,0 +1,271 @@
+"""Exec credential plugins (``client.authentication.k8s.io/v1`` and ``v1beta1``), as kubectl runs them.
+
+Behaviour and messages follow client-go ``plugin/pkg/client/auth/exec/exec.go``
+(``refreshCredsLocked``, ``isInteractive``, ``wrapCmdRunErrorLocked``) and
+``tools/clientcmd/client_config.go`` (``cleanANSIEscapeCodes`` for the installHint),
+with the cluster information of ``rest/exec.go`` ``ConfigToExecCluster``:
+
+- The command runs with the plugin's environment plus the config's ``env`` and
+  ``KUBERNETES_EXEC_INFO`` (an ExecCredential whose spec says ``interactive`` and,
+  with ``provideClusterInfo``, the cluster). A command without a slash is looked up
+  on this process's PATH.
+- interactiveMode Never: not interactive; IfAvailable: interactive when standard
+  input is a terminal; Always: an error unless it is one. Standard input is given to
+  the plugin only when interactive; its standard error is the user's.
+- The plugin's output is untrusted: it is read up to ``MAX_OUTPUT_BYTES``, checked
+  field by field, and never quoted in a message (it holds the credential).
+- The run is bound by the command's deadline; a plugin still running then is killed.
+"""
+
+import base64
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import threading
+import unicodedata
+from datetime import datetime, timedelta, timezone
+from typing import NamedTuple, Optional
+
+from .errors import AuthError, TransportError
+
+MAX_OUTPUT_BYTES = 1024 * 1024
+INSTALL_HINT_HELP = ("It looks like you are trying to use a client-go credential plugin that is not installed. "
+                     "To learn more about this feature, consult the documentation available at: "
+                     "https://kubernetes.io/docs/reference/access-authn-authz/authentication/"
+                     "#client-go-credential-plugins")
+
+
+class ExecResult(NamedTuple):
+    """What a plugin returned: a token and/or a PEM certificate and key, and when they expire (epoch seconds)."""
+
+    token: str = ""
+    cert_pem: bytes = b""
+    key_pem: bytes = b""
+    expires: Optional[float] = None
+
+
+def clean_ansi_escape_codes(text):
+    """client-go's ``cleanANSIEscapeCodes``: keep letters, marks, numbers, punctuation, symbols,
+    separators and \\t-\\r; every other character (ESC included) becomes ``U+XXXX``."""
+    out = []
+    for char in text:
+        if "\t" <= char <= "\r" or unicodedata.category(char)[0] in "LMNPSZ":
+            out.append(char)
+        else:
+            out.append("U+%04X" % ord(char))
+    return "".join(out)
+
+
+def _one_line(text):
+    return " ".join(text.split())
+
+
+def is_interactive(mode, stdin=None):
+    """Whether the plugin runs interactively under ``mode``; AuthError for Always without a terminal."""
+    stdin = sys.stdin if stdin is None else stdin
+    try:
+        terminal = stdin is not None and stdin.isatty()
+    except (ValueError, OSError):
+        terminal = False
+    if mode == "Never":
+        return False
+    if mode == "IfAvailable":
+        return terminal
+    if mode == "Always":
+        if not terminal:
+            raise AuthError("getting credentials: exec plugin cannot support interactive mode: "
+                            "standard input is not a terminal")
+        return True
+    raise AuthError('getting credentials: exec plugin cannot support interactive mode: unknown interactiveMode: "%s"'
+                    % mode)
+
+
+def exec_info(spec, cluster, interactive):
+    """The KUBERNETES_EXEC_INFO value: an ExecCredential of the plugin's apiVersion, as kubectl encodes it."""
+    body = {}
+    if spec.provide_cluster_info:
+        info = {"server": cluster.server}
+        if cluster.tls_server_name:
+            info["tls-server-name"] = cluster.tls_server_name
+        if cluster.insecure_skip_tls_verify:
+            info["insecure-skip-tls-verify"] = True
+        ca = _ca_bytes(cluster)
+        if ca:
+            info["certificate-authority-data"] = base64.b64encode(ca).decode("ascii")
+        if cluster.proxy_url:
+            info["proxy-url"] = cluster.proxy_url
+        info["config"] = cluster.exec_config
+        body["cluster"] = info
+    body["interactive"] = interactive
+    return json.dumps({"kind": "ExecCredential", "apiVersion": spec.api_version, "spec": body},
+                      separators=(",", ":"))
+
+
+def _ca_bytes(cluster):
+    if cluster.certificate_authority_data:
+        return cluster.certificate_authority_data
+    if cluster.certificate_authority:
+        try:
+            with open(cluster.certificate_authority, "rb") as handle:
+                return handle.read()
+        except OSError as exc:
+            raise AuthError("failed to load CA bundle for execProvider: %s" % (exc.strerror or exc)) from None
+    return None
+
+
+def _environment(spec, info, environ):
+    env = dict(os.environ if environ is None else environ)
+    env.update(dict(spec.env))
+    env["KUBERNETES_EXEC_INFO"] = info
+    return env
+
+
+def _resolve(spec, environ):
+    """The program to run: the command itself when it has a slash, else its PATH entry (this process's PATH)."""
+    if "/" in spec.command:
+        return spec.command if os.path.exists(spec.command) else None
+    path = (os.environ if environ is None else environ).get("PATH", os.defpath)
+    found = shutil.which(spec.command, path=path)
+    return os.path.abspath(found) if found else None
+
+
+def _not_found(spec):
+    message = "getting credentials: exec: executable %s not found. %s" % (spec.command, INSTALL_HINT_HELP)
+    if spec.install_hint:
+        message += " " + _one_line(clean_ansi_escape_codes(spec.install_hint))
+    return AuthError(message)
+
+
+def run(spec, cluster, deadline, environ=None, stdin=None):
+    """Run the exec plugin ``spec`` (a kubeconfig.ExecConfig) for ``cluster`` within ``deadline``; an ExecResult.
+
+    Raises AuthError with kubectl's words: not found (with the installHint), a failing
+    exit code, a wrong apiVersion, no status, no credential; TransportError when the
+    deadline passes.
+    """
+    interactive = is_interactive(spec.interactive_mode, stdin)
+    program = _resolve(spec, environ)
+    if program is None:
+        raise _not_found(spec)
+    env = _environment(spec, exec_info(spec, cluster, interactive), environ)
+    output = _execute([program] + list(spec.args), env, interactive, spec, deadline)
+    return parse_output(output, spec)
+
+
+def _execute(argv, env, interactive, spec, deadline):
+    try:
+        process = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=None,
+                                   stdin=None if interactive else subprocess.DEVNULL)
+    except OSError as exc:
+        reason = exc.strerror or str(exc)
+        raise AuthError("getting credentials: exec: fork/exec %s: %s"
+                        % (spec.command, reason[:1].lower() + reason[1:])) from None
+    chunks, reader = _start_reader(process)
+    try:
+        process.wait(timeout=deadline.remaining())
+        reader.join(timeout=max(deadline.remaining(), 0.1))
+    except subprocess.TimeoutExpired:
+        raise TransportError("getting credentials: exec plugin %s did not finish within the %d-second deadline"
+                             % (spec.command, deadline.seconds)) from None
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+        process.stdout.close()
+    if chunks and chunks[-1] is None:
+        raise AuthError("getting credentials: exec plugin %s wrote more than %d bytes" % (spec.command,
+                                                                                      MAX_OUTPUT_BYTES))
+    if process.returncode != 0:
+        code = process.returncode if process.returncode > 0 else -1
+        raise AuthError("getting credentials: exec: executable %s failed with exit code %d" % (spec.command, code))
+    return b"".join(chunks)
+
+
+def _start_reader(process):
+    """Read the plugin's stdout in a thread, up to MAX_OUTPUT_BYTES (past that: kill it, mark None)."""
+    chunks = []
+
+    def read():
+        total = 0
+        while True:
+            chunk = process.stdout.read(65536)
+            if not chunk:
+                return
+            total += len(chunk)
+            if total > MAX_OUTPUT_BYTES:
+                chunks.append(None)
+                process.kill()
+                return
+            chunks.append(chunk)
+
+    reader = threading.Thread(target=read, name="exec-plugin-stdout", daemon=True)
+    reader.start()
+    return chunks, reader
+
+
+def parse_output(output, spec):
+    """Check the plugin's stdout (an ExecCredential) and return an ExecResult; never quotes the output."""
+    where = "getting credentials: exec plugin %s" % spec.command
+    try:
+        document = json.loads(output.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError, RecursionError):
+        raise AuthError("%s: decoding stdout: its output is not an ExecCredential JSON object" % where) from None
+    if not isinstance(document, dict):
+        raise AuthError("%s: decoding stdout: its output is not an ExecCredential JSON object" % where)
+    version, kind = document.get("apiVersion"), document.get("kind")
+    if version != spec.api_version:
+        shown = version if isinstance(version, str) and re.match(r"[a-z0-9.-]{1,63}/v[0-9a-z]{1,15}\Z", version) \
+            else "(none, or not an API version)"
+        raise AuthError("getting credentials: exec plugin is configured to use API version %s, plugin returned "
+                        "version %s" % (spec.api_version, shown))
+    if kind != "ExecCredential":
+        raise AuthError("%s: decoding stdout: its output is not an ExecCredential" % where)
+    status = document.get("status")
+    if status is None:
+        raise AuthError("getting credentials: exec plugin didn't return a status field")
+    if not isinstance(status, dict):
+        raise AuthError("%s: decoding stdout: status must be an object" % where)
+    return _result(status, where)
+
+
+def _result(status, where):
+    values = {}
+    for key in ("token", "clientCertificateData", "clientKeyData", "expirationTimestamp"):
+        value = status.get(key)
+        if value is not None and not isinstance(value, str):
+            raise AuthError("%s: decoding stdout: status.%s must be a string" % (where, key))
+        values[key] = value or ""
+    if not (values["token"] or values["clientCertificateData"] or values["clientKeyData"]):
+        raise AuthError("getting credentials: exec plugin didn't return a token or cert/key pair")
+    if bool(values["clientCertificateData"]) != bool(values["clientKeyData"]):
+        raise AuthError("getting credentials: exec plugin returned only certificate or key, not both")
+    expires = None
+    if values["expirationTimestamp"]:
+        expires = parse_rfc3339(values["expirationTimestamp"])
+        if expires is None:
+            raise AuthError("%s: decoding stdout: status.expirationTimestamp is not an RFC 3339 time" % where)
+    return ExecResult(values["token"], values["clientCertificateData"].encode("utf-8"),
+                      values["clientKeyData"].encode("utf-8"), expires)
+
+
+_RFC3339 = re.compile(r"^(\d{4})-(\d\d)-(\d\d)[Tt](\d\d):(\d\d):(\d\d)(\.\d+)?([Zz]|[+-]\d\d:\d\d)$")
+
+
+def parse_rfc3339(text):
+    """An RFC 3339 time -> epoch seconds (float), or None if it is not one."""
+    match = _RFC3339.match(text)
+    if not match:
+        return None
+    year, month, day, hour, minute, second = (int(g) for g in match.groups()[:6])
+    try:
+        moment = datetime(year, month, day, hour, minute, second, tzinfo=timezone.utc)
+    except ValueError:
+        return None
+    zone = match.group(8)
+    if zone not in ("Z", "z"):
+        sign = 1 if zone[0] == "+" else -1
+        moment -= sign * timedelta(hours=int(zone[1:3]), minutes=int(zone[4:6]))
+    return moment.timestamp() + float(match.group(7) or 0)

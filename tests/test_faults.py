@@ -1,0 +1,69 @@
+"""Broken networks and hostile servers: one clear error line, inside the 30-second deadline, no redirects."""
+
+import os
+import subprocess
+import time
+
+import pytest
+
+from tests.apiserver import APIServer
+from tests.conftest import FIXTURES, base_env, plugin_command
+
+pytestmark = pytest.mark.e2e
+
+
+@pytest.mark.parametrize("fault,words", [
+    ("reset", "reset the connection"),
+    ("close-mid-body", "closed the connection in the middle of a response"),
+    ("html-500", "answered GET /apis/operator.aicr.run/v1alpha1/runtimerollouts/"),
+    ("redirect", "with a redirect (HTTP 302); redirects are not followed"),
+    ("huge", "over the"),
+])
+def test_fault_is_one_clear_line(run, api_server, kubeconfig_for, fault, words):
+    api_server.set_fault(fault)
+    started = time.monotonic()
+    result = run("describe", api_server.fixture_name("install"), kubeconfig=kubeconfig_for())
+    assert time.monotonic() - started < 25
+    assert result.returncode == 1, result
+    assert result.stderr.startswith("error: ") and words in result.stderr, result.stderr
+    assert len(result.stderr.splitlines()) == 1 and "Traceback" not in result.stderr
+    assert result.stdout == ""
+    if fault == "html-500":
+        assert "HTTP 500" in result.stderr and "<html>" not in result.stderr
+    if fault == "redirect":
+        assert not any("sso.example.invalid" in r.path for r in api_server.requests)
+
+
+def test_credentials_never_follow_a_redirect(run, api_server, kubeconfig_for):
+    api_server.set_fault("redirect")
+    result = run("describe", api_server.fixture_name("install"), kubeconfig=kubeconfig_for("bob@example.com"))
+    assert result.returncode == 1
+    assert len(api_server.requests) == 1
+
+
+def test_a_server_that_hangs_or_trickles_is_cut_at_the_deadline(plugin, tmp_path):
+    """Both run at once (about 30 s together): each ends with one line inside the deadline, plus start-up."""
+    processes = []
+    servers = []
+    try:
+        for fault in ("hang", "trickle"):
+            server = APIServer(fixtures_dir=FIXTURES).start()
+            servers.append(server)
+            server.fault_hang_seconds = 120
+            server.fault_delay = 0.5
+            kubeconfig = server.write_kubeconfig(str(tmp_path / fault))
+            server.set_fault(fault)
+            env = dict(base_env(tmp_path), KUBECONFIG=kubeconfig)
+            processes.append((fault, time.monotonic(), subprocess.Popen(
+                plugin_command(plugin) + ["describe", server.fixture_name("awaiting-approval")], env=env,
+                stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True)))
+        for fault, started, process in processes:
+            out, err = process.communicate(timeout=60)
+            elapsed = time.monotonic() - started
+            assert process.returncode == 1, (fault, err)
+            assert 29 <= elapsed < 36, (fault, elapsed)
+            assert err.startswith("error: ") and "30-second deadline" in err, (fault, err)
+            assert len(err.splitlines()) == 1
+    finally:
+        for server in servers:
+            server.stop()

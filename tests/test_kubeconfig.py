@@ -1,0 +1,374 @@
+"""Kubeconfig loading rules, merging, context choice and in-cluster configuration.
+
+End-to-end tests run dist/kubectl-aicr against the HTTPS test API server; the unit tests
+call kubectl_aicr.kubeconfig directly for rules that need no server.
+"""
+
+import os
+import subprocess
+import sys
+
+import pytest
+import yaml
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from kubectl_aicr import blockyaml, kubeconfig, yamlreader
+from kubectl_aicr.errors import ConfigError, YAMLError
+from tests.conftest import base_env
+
+ROLLOUT_ROLE = "install"
+
+
+def write(path, data):
+    path = str(path)
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "w", encoding="utf-8") as handle:
+        handle.write(data if isinstance(data, str) else yaml.safe_dump(data, sort_keys=False))
+    return path
+
+
+def one(api_server, user="bob@example.com", **user_fields):
+    """A kubeconfig dict for one token user of the test server (context = the user's short name)."""
+    config = api_server.kubeconfig(users=[user])
+    config["users"][0]["user"].update(user_fields)
+    return config
+
+
+def describe(run, api_server, *args, **kwargs):
+    return run("describe", api_server.fixture_name(ROLLOUT_ROLE), *args, **kwargs)
+
+
+def rollout_requests(api_server):
+    return [r for r in api_server.requests if r.path.startswith("/apis/operator.aicr.run")]
+
+
+def assert_error_line(result, *words):
+    assert result.returncode == 1, result.stderr
+    assert result.stderr.startswith("error: ") and result.stderr.count("\n") == 1, result.stderr
+    for word in words:
+        assert word in result.stderr, result.stderr
+
+
+# ---------------------------------------------------------------------------------------------
+# The cases of the issue, end to end
+
+
+@pytest.mark.e2e
+def test_kubeconfig_env_with_empty_and_repeated_entries_loads_the_file(run, api_server, tmp_path):
+    write(tmp_path / "a.yaml", one(api_server))
+    result = describe(run, api_server, env={"KUBECONFIG": ":a.yaml::a.yaml:"}, cwd=str(tmp_path))
+    assert result.returncode == 0, result.stderr
+    assert {r.user for r in rollout_requests(api_server)} == {"bob@example.com"}
+
+
+@pytest.mark.e2e
+def test_kubeconfig_env_naming_a_folder_fails_naming_it(run, api_server, tmp_path):
+    folder = tmp_path / "configs"
+    folder.mkdir()
+    result = describe(run, api_server, env={"KUBECONFIG": str(folder)})
+    assert_error_line(result, str(folder), "is a folder")
+    assert api_server.requests == []
+
+
+@pytest.mark.e2e
+def test_empty_file_first_contributes_nothing(run, api_server, tmp_path):
+    empty = write(tmp_path / "empty", "")
+    real = write(tmp_path / "real", one(api_server, "carol@example.com"))
+    result = describe(run, api_server, env={"KUBECONFIG": empty + os.pathsep + real})
+    assert result.returncode == 0, result.stderr
+    assert {r.user for r in rollout_requests(api_server)} == {"carol@example.com"}
+
+
+@pytest.mark.e2e
+def test_empty_current_context_works_with_context_flag_and_is_an_error_without(run, api_server, tmp_path):
+    config = one(api_server)
+    config["contexts"][0]["name"] = "c1"
+    config["current-context"] = ""
+    path = write(tmp_path / "config", config)
+    without = describe(run, api_server, kubeconfig=path)
+    assert_error_line(without, "no context chosen", "--context", "c1")
+    assert api_server.requests == []
+    with_flag = describe(run, api_server, "--context", "c1", kubeconfig=path)
+    assert with_flag.returncode == 0, with_flag.stderr
+    assert rollout_requests(api_server)
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize("field, missing", [("cluster", "no-such-cluster"), ("user", "no-such-user")])
+def test_context_naming_an_undefined_entry_names_context_and_entry(run, api_server, tmp_path, field, missing):
+    config = one(api_server)
+    config["contexts"][0]["context"][field] = missing
+    result = describe(run, api_server, kubeconfig=write(tmp_path / "config", config))
+    assert_error_line(result, 'context "bob"', '%s "%s"' % (field, missing), "not defined")
+    assert api_server.requests == []
+
+
+@pytest.mark.e2e
+def test_context_without_user_loads_and_sends_no_credentials(run, api_server, tmp_path):
+    config = one(api_server)
+    del config["contexts"][0]["context"]["user"]
+    config["users"] = None
+    result = describe(run, api_server, kubeconfig=write(tmp_path / "config", config))
+    assert "forbidden" in result.stderr and 'User "system:anonymous"' in result.stderr
+    (request,) = api_server.requests
+    assert request.authorization is None and request.client_cert is None and request.user == "system:anonymous"
+
+
+@pytest.mark.e2e
+def test_null_where_a_list_or_string_belongs_means_absent(run, api_server, tmp_path):
+    script = write(tmp_path / "bin" / "get-token", "#!/bin/sh\nprintf '%%s' '%s'\n" % (
+        '{"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential","status":{"token":"%s"}}'
+        % api_server.token("carol@example.com")))
+    os.chmod(script, 0o755)
+    config = one(api_server, token=None, username=None, password=None,
+                 exec={"apiVersion": "client.authentication.k8s.io/v1", "command": script, "args": None,
+                       "env": None, "interactiveMode": "Never"})
+    config["users"].append({"name": "nobody", "user": None})
+    extra = write(tmp_path / "extra", {"users": None, "clusters": None, "contexts": None})
+    path = write(tmp_path / "config", config)
+    result = describe(run, api_server, env={"KUBECONFIG": extra + os.pathsep + path})
+    assert result.returncode == 0, result.stderr
+    assert {r.user for r in rollout_requests(api_server)} == {"carol@example.com"}
+
+
+@pytest.mark.e2e
+def test_ca_data_as_a_block_wrapped_at_64_columns_verifies_and_raw_pem_is_refused(run, api_server, tmp_path):
+    data = open(api_server.ca_file, "rb").read()
+    encoded = __import__("base64").b64encode(data).decode()
+    wrapped = "\n".join("      " + encoded[i:i + 64] for i in range(0, len(encoded), 64))
+    text = ("clusters:\n- name: c\n  cluster:\n    server: %s\n    certificate-authority-data: |\n%s\n"
+            "users:\n- name: u\n  user:\n    token: %s\ncontexts:\n- name: x\n  context: {cluster: c, user: u}\n"
+            "current-context: x\n" % (api_server.url, wrapped, api_server.token("bob@example.com")))
+    assert describe(run, api_server, kubeconfig=write(tmp_path / "wrapped", text)).returncode == 0
+    pem = one(api_server)
+    del pem["clusters"][0]["cluster"]["certificate-authority"]
+    pem["clusters"][0]["cluster"]["certificate-authority-data"] = data.decode()
+    api_server.clear_requests()
+    result = describe(run, api_server, kubeconfig=write(tmp_path / "pem", pem))
+    assert_error_line(result, "certificate-authority-data holds PEM text", "base64")
+    assert api_server.requests == []
+
+
+@pytest.mark.e2e
+def test_relative_paths_resolve_against_the_kubeconfig_folder_when_run_from_root(run, api_server, tmp_path):
+    team = tmp_path / "team"
+    write(team / "certs" / "ca.crt", open(api_server.ca_file).read())
+    write(tmp_path / "tok", api_server.token("bob@example.com") + "\n")
+    script = write(team / "bin" / "get-token", "#!/bin/sh\nprintf '%%s' '%s'\n" % (
+        '{"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential","status":{"token":"%s"}}'
+        % api_server.token("carol@example.com")))
+    os.chmod(script, 0o755)
+    cluster = {"server": api_server.url, "certificate-authority": "certs/ca.crt"}
+    config = {"clusters": [{"name": "c", "cluster": cluster}],
+              "users": [{"name": "file", "user": {"tokenFile": "../tok"}},
+                        {"name": "exec", "user": {"exec": {"apiVersion": "client.authentication.k8s.io/v1",
+                                                           "command": "./bin/get-token", "interactiveMode": "Never"}}}],
+              "contexts": [{"name": "file", "context": {"cluster": "c", "user": "file"}},
+                           {"name": "exec", "context": {"cluster": "c", "user": "exec"}}],
+              "current-context": "file"}
+    path = write(team / "config", config)
+    assert describe(run, api_server, kubeconfig=path, cwd="/").returncode == 0
+    assert describe(run, api_server, "--context", "exec", kubeconfig=path, cwd="/").returncode == 0
+    assert [r.user for r in rollout_requests(api_server)] == ["bob@example.com", "carol@example.com"]
+
+
+@pytest.mark.e2e
+def test_in_cluster_configuration_when_no_kubeconfig_exists(plugin, api_server, tmp_path):
+    """The service account folder is fixed in kubectl; here it is pointed elsewhere by setting the module
+    constant before running the built file's main (the zipapp is importable)."""
+    folder = tmp_path / "serviceaccount"
+    write(folder / "token", api_server.token("carol@example.com") + "\n")
+    write(folder / "ca.crt", open(api_server.ca_file).read())
+    code = ("import sys; sys.path.insert(0, sys.argv[1]); from kubectl_aicr import kubeconfig, main; "
+            "kubeconfig.SERVICE_ACCOUNT_DIR = sys.argv[2]; sys.exit(main.main(sys.argv[3:]))")
+    env = base_env(tmp_path)
+    env.update(KUBERNETES_SERVICE_HOST="127.0.0.1", KUBERNETES_SERVICE_PORT=str(api_server.port))
+    result = subprocess.run([sys.executable, "-c", code, plugin, str(folder), "describe",
+                             api_server.fixture_name(ROLLOUT_ROLE)], env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, universal_newlines=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    assert {r.user for r in rollout_requests(api_server)} == {"carol@example.com"}
+
+
+# ---------------------------------------------------------------------------------------------
+# Unit tests of the rules
+
+
+def load(tmp_path, *configs, **kwargs):
+    paths = [write(tmp_path / ("k%d" % i), c) for i, c in enumerate(configs)]
+    return kubeconfig.load(environ={"KUBECONFIG": os.pathsep.join(paths)}, **kwargs), paths
+
+
+def entry(name, body, section):
+    return {"name": name, section: body}
+
+
+def test_merge_first_file_wins_whole_entries_and_first_non_empty_current_context(tmp_path):
+    first = {"users": [entry("u", {"token": "first"}, "user")], "current-context": ""}
+    second = {"users": [entry("u", {"token": "second", "username": "x"}, "user"), entry("v", {"token": "v"}, "user")],
+              "clusters": [entry("c", {"server": "https://b:1"}, "cluster")],
+              "contexts": [entry("x", {"cluster": "c", "user": "u"}, "context")], "current-context": "x"}
+    third = {"current-context": "y", "clusters": [entry("c", {"server": "https://c:1"}, "cluster")]}
+    config, paths = load(tmp_path, first, second, third)
+    assert config.users["u"].token == "first" and config.users["u"].username is None
+    assert config.users["v"].token == "v"
+    assert config.clusters["c"].server == "https://b:1" and config.clusters["c"].source == paths[1]
+    assert config.current_context == "x"
+    assert config.files == paths
+
+
+def test_relative_paths_resolve_per_defining_file_and_tilde_is_not_expanded(tmp_path):
+    os.makedirs(tmp_path / "other")
+    other = write(tmp_path / "other" / "config", {
+        "clusters": [entry("c", {"server": "https://x", "certificate-authority": "ca.crt"}, "cluster")],
+        "users": [entry("u", {"client-certificate": "../c.crt", "client-key": "/abs/k.key", "tokenFile": "~/t",
+                              "exec": {"command": "./bin/x", "apiVersion": "v"}}, "user"),
+                  entry("p", {"exec": {"command": "on-path", "apiVersion": "v"}}, "user")]})
+    config = kubeconfig.load(environ={"KUBECONFIG": other})
+    folder = str(tmp_path / "other")
+    assert config.clusters["c"].certificate_authority == os.path.join(folder, "ca.crt")
+    user = config.users["u"]
+    assert user.client_certificate == str(tmp_path / "c.crt") and user.client_key == "/abs/k.key"
+    assert user.token_file == os.path.join(folder, "~", "t")
+    assert user.exec.command == os.path.join(folder, "bin", "x")
+    assert config.users["p"].exec.command == "on-path"
+
+
+@pytest.mark.parametrize("text, words", [
+    ("users: [{name: u, user: {token: 12}}]", "token must be a string, not a number"),
+    ("clusters: [{name: c, cluster: {insecure-skip-tls-verify: 'true'}}]", "must be true or false"),
+    ("users: [{name: u, user: {as-groups: a}}]", "as-groups must be a list"),
+    ("users: [{name: u}, {name: u}]", 'duplicate name "u" in users'),
+    ("users: {u: {}}", "users must be a list"),
+    ("apiVersion: v2\nkind: Config", "is not a kubeconfig"),
+    ("kind: Pod", "is not a kubeconfig"),
+    ("[]", "must be a mapping"),
+    ("clusters: [{name: c, cluster: {certificate-authority-data: 'not base64!'}}]", "not valid base64"),
+    ("clusters: [{name: c, cluster: {certificate-authority-data: 'QUJD REVG'}}]", "at input byte 4"),
+])
+def test_malformed_kubeconfigs_are_refused_naming_the_file(tmp_path, text, words):
+    path = write(tmp_path / "config", text)
+    with pytest.raises(ConfigError) as caught:
+        kubeconfig.load(path)
+    assert words in str(caught.value) and path in str(caught.value)
+
+
+def test_comment_only_and_empty_files_are_empty_configs(tmp_path):
+    config, _ = load(tmp_path, "# nothing here\n", "", "---\n")
+    assert (config.clusters, config.users, config.contexts, config.current_context) == ({}, {}, {}, "")
+
+
+def test_base64_data_may_wrap_over_lines_but_not_contain_spaces(tmp_path):
+    config, _ = load(tmp_path, {"clusters": [entry("c", {"server": "https://x",
+                                                          "certificate-authority-data": "QUJD\nREVG\r\n"}, "cluster")]})
+    assert config.clusters["c"].certificate_authority_data == b"ABCDEF"
+
+
+def test_explicit_missing_file_is_an_error_but_missing_env_entries_are_skipped(tmp_path):
+    with pytest.raises(ConfigError, match="does not exist"):
+        kubeconfig.load(str(tmp_path / "nope"))
+    config = kubeconfig.load(environ={"KUBECONFIG": str(tmp_path / "nope")})
+    assert config.files == []
+
+
+def test_exec_interactive_mode_defaults_to_if_available_for_v1beta1_only(tmp_path):
+    config, _ = load(tmp_path, {"users": [
+        entry("beta", {"exec": {"command": "x", "apiVersion": "client.authentication.k8s.io/v1beta1"}}, "user"),
+        entry("v1", {"exec": {"command": "x", "apiVersion": "client.authentication.k8s.io/v1"}}, "user")]})
+    assert config.users["beta"].exec.interactive_mode == "IfAvailable"
+    assert config.users["v1"].exec.interactive_mode == ""
+
+
+def test_in_cluster_selection(tmp_path):
+    folder = tmp_path / "sa"
+    write(folder / "token", "t")
+    environ = {"KUBERNETES_SERVICE_HOST": "fd00::1", "KUBERNETES_SERVICE_PORT": "443"}
+    selection = kubeconfig.in_cluster(environ, str(folder))
+    assert selection.cluster.server == "https://[fd00::1]:443"
+    assert selection.cluster.certificate_authority is None  # no ca.crt: the system's CAs
+    assert selection.user.token_file == str(folder / "token")
+    assert kubeconfig.in_cluster({"KUBERNETES_SERVICE_HOST": "10.0.0.1"}, str(folder)) is None
+    assert kubeconfig.in_cluster(environ, str(tmp_path / "missing")) is None
+    empty = kubeconfig.Config({}, {}, {}, "", [])
+    assert kubeconfig.select(empty, environ=environ, service_account_dir=str(folder)).cluster.name == "in-cluster"
+    with pytest.raises(ConfigError, match="no configuration has been provided"):
+        kubeconfig.select(empty, environ={}, service_account_dir=str(folder))
+
+
+def test_a_context_flag_never_falls_back_to_in_cluster(tmp_path):
+    folder = tmp_path / "sa"
+    write(folder / "token", "t")
+    environ = {"KUBERNETES_SERVICE_HOST": "10.0.0.1", "KUBERNETES_SERVICE_PORT": "443"}
+    with pytest.raises(ConfigError, match='context "x" does not exist'):
+        kubeconfig.select(kubeconfig.Config({}, {}, {}, "", []), "x", environ, str(folder))
+
+
+# ---------------------------------------------------------------------------------------------
+# The fast reader for kubectl-style block YAML: the full reader's value, or None (never another value)
+
+SUITE = "/work/shared/yaml-test-suite"
+
+
+def _full(text):
+    try:
+        return ("value", yamlreader.load(text))
+    except YAMLError:
+        return ("refused", None)
+
+
+def test_fast_reader_agrees_with_the_full_reader_on_the_yaml_test_suite():
+    if not os.path.isdir(SUITE):
+        pytest.skip("no YAML test suite at %s" % SUITE)
+    accepted = 0
+    for case in sorted(os.listdir(SUITE)):
+        path = os.path.join(SUITE, case, "in.yaml")
+        if not os.path.isfile(path):
+            continue
+        text = open(path, encoding="utf-8", errors="surrogateescape").read()
+        fast = blockyaml.load(text)
+        if fast is not None:
+            accepted += 1
+            assert _full(text) == ("value", fast), case
+    assert accepted > 5
+
+
+def test_fast_reader_reads_generator_style_kubeconfigs_and_leaves_the_rest(tmp_path):
+    config = {"apiVersion": "v1", "kind": "Config", "preferences": {}, "current-context": "",
+              "clusters": [{"name": "arn:aws:eks:us-west-2:1:cluster/x", "cluster": {
+                  "server": "https://[fd00::1]:6443/k8s/clusters/c-x", "certificate-authority-data": "LS0t" * 40,
+                  "extensions": [{"name": "client.authentication.k8s.io/exec", "extension": {"a": None}}]}}],
+              "users": [{"name": "u", "user": {"token": "0123", "as-groups": ["a", "b c"], "exec": {
+                  "args": ["--region", "us-west-2", "yes", "null", "1.5", "#x", "a: b", "-v"], "env": None,
+                  "command": "aws", "installHint": "Install it by following https://example.com/x#install " * 3}}}],
+              "contexts": [{"name": "c", "context": {"cluster": "x", "user": "u", "namespace": "007"}}]}
+    for style in ({"sort_keys": True}, {"sort_keys": False}, {"sort_keys": True, "width": 1 << 20},
+                  {"sort_keys": True, "indent": 4}):
+        text = yaml.safe_dump(config, default_flow_style=False, **style)
+        expected = _full(text)
+        assert expected == ("value", config)
+        fast = blockyaml.load(text)
+        assert fast is None or fast == config
+    plain = yaml.safe_dump({k: v for k, v in config.items() if k != "users"}, default_flow_style=False)
+    assert blockyaml.load(plain) is not None  # the style kubectl writes takes the fast path
+    for text in ("a: 1\na: 2\n", "a: &x 1\nb: *x\n", "a: |\n  x\n", "a: [1]\n", "a: b # c\n", "- - a\n",
+                 "a:\n  b\n", "a: b\n  c\n", "'a': 1\n", "a: 0x1F\n", "a:\tb\n", "--- a\n", "a: 1e3\n",
+                 "a: \"\\x41\"\n", "a: 'unterminated\n", "\ufeffa: 1\n", "a: b\r\n", "true: 1\n"):
+        assert blockyaml.load(text) is None, text
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.recursive(
+    st.none() | st.booleans() | st.integers(-10 ** 6, 10 ** 6)
+    | st.text(st.characters(blacklist_categories=("Cs",)), max_size=12)
+    | st.sampled_from(["", "null", "~", "yes", "0755", "0x1F", "1e3", ".5", "-a", "a: b", "a #b", "#", "'q'",
+                       '"d"', "- x", "[]", "{}", "a:b", "arn:aws:x", "https://h:1/p", " pad ", "x\ny"]),
+    lambda children: st.lists(children, max_size=4)
+    | st.dictionaries(st.from_regex(r"[a-z][a-z0-9.-]{0,8}(/[a-z]{1,4})?", fullmatch=True), children, max_size=4),
+    max_leaves=20), st.booleans(), st.sampled_from([40, 80, 1 << 20]))
+def test_fast_reader_never_gives_another_value_than_the_full_reader(value, sort_keys, width):
+    document = {"data": value}
+    text = yaml.safe_dump(document, default_flow_style=False, sort_keys=sort_keys, width=width, allow_unicode=True)
+    fast = blockyaml.load(text)
+    if fast is not None:
+        assert _full(text) == ("value", fast)

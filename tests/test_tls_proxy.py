@@ -1,0 +1,321 @@
+"""TLS verification, server URLs and proxies, end to end against the HTTPS test API servers and
+the test proxies (tests/proxy.py); the NO_PROXY rules also as a table against Go's semantics."""
+
+import base64
+import socket
+import ssl
+import threading
+import warnings
+
+import pytest
+import yaml
+
+from kubectl_aicr import proxy, transport
+from kubectl_aicr.errors import ConfigError
+from tests import certs
+from tests.kubeconfig_corpus import NAMED_HOST, PREFIX, SNI_NAME, corpus_servers  # noqa: F401 (a fixture)
+from tests.proxy import TunnelProxy
+
+ROLE = "install"
+
+
+def write_config(tmp_path, target, user="bob@example.com", name="config", **cluster):
+    """A one-user token kubeconfig for ``target`` (an APIServer); ``cluster`` fields override (None: remove)."""
+    config = target.kubeconfig(users=[user], styles={user: "token"})
+    body = config["clusters"][0]["cluster"]
+    for key, value in cluster.items():
+        key = key.replace("_", "-")
+        if value is None:
+            body.pop(key, None)
+        else:
+            body[key] = value
+    path = tmp_path / name
+    path.write_text(yaml.safe_dump(config))
+    return str(path)
+
+
+def describe(run, server, path, **kwargs):
+    return run("describe", server.fixture_name(ROLE), kubeconfig=path, **kwargs)
+
+
+def one_error_line(result, *words):
+    assert result.returncode == 1, result.stderr
+    assert result.stderr.startswith("error: ") and result.stderr.count("\n") == 1, result.stderr
+    for word in words:
+        assert word in result.stderr, result.stderr
+
+
+@pytest.fixture
+def servers(corpus_servers):
+    corpus_servers.clear()
+    return corpus_servers
+
+
+# ---------------------------------------------------------------------------------------------
+# TLS
+
+
+@pytest.mark.e2e
+def test_tls_server_name_is_used_for_sni_and_for_verification(run, servers, tmp_path):
+    sni = servers.sni
+    ok = describe(run, sni, write_config(tmp_path, sni, tls_server_name=SNI_NAME))
+    assert ok.returncode == 0, ok.stderr
+    assert {r.sni for r in sni.requests} == {SNI_NAME}
+    refused = describe(run, sni, write_config(tmp_path, sni, name="without"))
+    one_error_line(refused, "is not trusted", "never only its CN")
+
+
+@pytest.mark.e2e
+def test_ipv4_and_ipv6_address_sans_verify(run, api_server, servers, tmp_path):
+    for server in (api_server, servers.v6):
+        result = describe(run, server, write_config(tmp_path, server, name=str(server.port)))
+        assert result.returncode == 0, result.stderr
+        assert server.requests and all(r.sni is None for r in server.requests)  # no SNI for an address
+    assert servers.v6.url.startswith("https://[::1]:")
+
+
+@pytest.mark.e2e
+def test_a_certificate_whose_name_is_only_in_its_cn_is_rejected(run, servers, tmp_path):
+    result = describe(run, servers.cn, write_config(tmp_path, servers.cn))
+    one_error_line(result, "is not trusted", "subject alternative names")
+    assert servers.cn.requests == []
+
+
+@pytest.mark.e2e
+def test_a_given_ca_bundle_is_the_only_trust_and_the_systems_is_used_otherwise(run, api_server, tmp_path):
+    other = certs.make_ca().cert_pem.bytes()
+    bundle = other + open(api_server.ca_file, "rb").read() + other
+    with_bundle = write_config(tmp_path, api_server, name="bundle", certificate_authority=None,
+                               certificate_authority_data=base64.b64encode(bundle).decode())
+    assert describe(run, api_server, with_bundle).returncode == 0
+    system_ca = {"SSL_CERT_FILE": api_server.ca_file}  # what "the system's" CAs are for this process
+    only_other = write_config(tmp_path, api_server, name="other", certificate_authority=None,
+                              certificate_authority_data=base64.b64encode(other).decode())
+    one_error_line(describe(run, api_server, only_other, env=system_ca), "is not trusted")
+    no_ca = write_config(tmp_path, api_server, name="none", certificate_authority=None)
+    assert describe(run, api_server, no_ca, env=system_ca).returncode == 0
+    one_error_line(describe(run, api_server, no_ca, env={"SSL_CERT_FILE": "/nonexistent"}), "is not trusted")
+
+
+@pytest.mark.e2e
+def test_insecure_skip_tls_verify_with_a_ca_is_refused_as_kubectl_refuses_it(run, api_server, tmp_path):
+    path = write_config(tmp_path, api_server, insecure_skip_tls_verify=True, certificate_authority=None,
+                        certificate_authority_data=base64.b64encode(open(api_server.ca_file, "rb").read()).decode())
+    one_error_line(describe(run, api_server, path),
+                   "specifying a root certificates file with the insecure flag is not allowed")
+    assert api_server.requests == []
+    insecure = write_config(tmp_path, api_server, name="insecure", insecure_skip_tls_verify=True,
+                            certificate_authority=None)
+    assert describe(run, api_server, insecure).returncode == 0
+
+
+@pytest.mark.e2e
+def test_tls_below_1_2_is_never_spoken(run, api_server, tmp_path):
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(api_server.server_cert.cert, api_server.server_cert.key)
+    context.set_ciphers("DEFAULT:@SECLEVEL=0")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        context.minimum_version = ssl.TLSVersion.TLSv1
+        context.maximum_version = ssl.TLSVersion.TLSv1_1
+    handshakes = []
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(1)
+
+    def serve():
+        conn, _ = listener.accept()
+        try:
+            with context.wrap_socket(conn, server_side=True) as tls:
+                handshakes.append(tls.version())
+        except (ssl.SSLError, OSError):
+            pass
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    path = write_config(tmp_path, api_server, server="https://127.0.0.1:%d" % listener.getsockname()[1])
+    result = describe(run, api_server, path)
+    thread.join(10)
+    listener.close()
+    one_error_line(result, "TLS handshake with server")
+    assert handshakes == []
+    assert transport.tls_context(transport_cluster(), transport_credentials()).minimum_version == \
+        ssl.TLSVersion.TLSv1_2
+
+
+def transport_cluster():
+    from kubectl_aicr.kubeconfig import Cluster
+    return Cluster(name="c", server="https://127.0.0.1:1")
+
+
+def transport_credentials():
+    from kubectl_aicr.auth import Credentials
+    return Credentials()
+
+
+# ---------------------------------------------------------------------------------------------
+# Server URLs
+
+
+@pytest.mark.e2e
+def test_a_path_prefix_is_kept_in_front_of_every_request(run, servers, tmp_path):
+    special = servers.special
+    path = write_config(tmp_path, special, server=special.url + PREFIX)
+    result = describe(run, special, path)
+    assert result.returncode == 0, result.stderr
+    assert special.requests and all(r.path.startswith(PREFIX + "/apis/") for r in special.requests)
+
+
+@pytest.mark.e2e
+def test_an_unbracketed_ipv6_server_is_an_error(run, servers, tmp_path):
+    path = write_config(tmp_path, servers.v6, server="https://::1:%d" % servers.v6.port)
+    one_error_line(describe(run, servers.v6, path), "host must be a URL or a host:port pair", "in brackets")
+    assert servers.v6.requests == []
+
+
+@pytest.mark.parametrize("text, words", [
+    ("http://127.0.0.1:6443", "is not an https:// URL"), ("127.0.0.1:6443", "has no https:// scheme"),
+    ("https://user:pw@h:1", "must not carry a user name"), ("https://h:1/?a=b", "query or fragment"),
+    ("https://[::1:6443", "not a valid URL"), ("https://h:99999", "not a valid URL")])
+def test_server_urls_kubectl_would_misuse_are_refused(text, words):
+    with pytest.raises(ConfigError, match=words.replace("?", r"\?")):
+        transport.ServerURL(text)
+
+
+def test_server_url_parts():
+    url = transport.ServerURL("https://[fd00::1]:6443/k8s/clusters/c-x//")
+    assert (url.host, url.port, url.prefix) == ("fd00::1", 6443, "/k8s/clusters/c-x")
+    assert transport.ServerURL("https://h/").prefix == "" and transport.ServerURL("https://h").port == 443
+
+
+# ---------------------------------------------------------------------------------------------
+# Proxies, end to end
+
+
+@pytest.mark.e2e
+def test_proxy_url_is_used_even_when_no_proxy_names_the_server(run, api_server, servers, tmp_path):
+    path = write_config(tmp_path, api_server, proxy_url=servers.http_proxy.url)
+    result = describe(run, api_server, path, env={"NO_PROXY": "127.0.0.1", "no_proxy": "*"})
+    assert result.returncode == 0, result.stderr
+    assert [r.target for r in servers.http_proxy.records] == ["127.0.0.1:%d" % api_server.port]
+
+
+@pytest.mark.e2e
+def test_proxy_credentials_from_the_url_and_a_refusal_without_the_password(run, api_server, tmp_path):
+    with TunnelProxy("http", credentials=("approver", "pr0xy-pässword")) as guarded:
+        good = "http://approver:pr0xy-p%C3%A4ssword@127.0.0.1:" + str(guarded.port)
+        assert describe(run, api_server, write_config(tmp_path, api_server, proxy_url=good)).returncode == 0
+        expected = "Basic " + base64.b64encode("approver:pr0xy-pässword".encode()).decode()
+        assert guarded.records[0].proxy_authorization == expected
+        bad = "http://approver:wr0ng-secret@127.0.0.1:%d" % guarded.port
+        result = describe(run, api_server, write_config(tmp_path, api_server, name="bad", proxy_url=bad))
+        one_error_line(result, "refused to tunnel", "HTTP 407")
+        assert "wr0ng-secret" not in result.stderr
+
+
+@pytest.mark.e2e
+def test_socks5_proxy_url_works_with_and_without_credentials(run, api_server, servers, tmp_path):
+    path = write_config(tmp_path, api_server, proxy_url=servers.socks_proxy.url)
+    assert describe(run, api_server, path).returncode == 0
+    assert [r.target for r in servers.socks_proxy.records] == ["127.0.0.1:%d" % api_server.port]
+    with TunnelProxy("socks5", credentials=("u", "p")) as guarded:
+        url = "socks5://u:p@127.0.0.1:%d" % guarded.port
+        assert describe(run, api_server, write_config(tmp_path, api_server, name="auth", proxy_url=url)).returncode == 0
+        assert guarded.records[0].user == "u"
+
+
+@pytest.mark.e2e
+def test_an_https_proxy_is_refused_clearly_and_never_bypassed(run, api_server, servers, tmp_path):
+    url = servers.http_proxy.url.replace("http://", "https://")
+    for path, env in ((write_config(tmp_path, api_server, proxy_url=url), {}),
+                      (write_config(tmp_path, servers.special, name="env", server="https://%s:%d"
+                                    % (NAMED_HOST, servers.special.port)), {"HTTPS_PROXY": url})):
+        one_error_line(describe(run, api_server, path, env=env), "is an https:// proxy", "cannot speak TLS to a proxy")
+    assert servers.http_proxy.records == [] and api_server.requests == [] and servers.special.requests == []
+
+
+@pytest.mark.e2e
+def test_https_proxy_from_the_environment_uppercase_first(run, servers, tmp_path):
+    special = servers.special
+    path = write_config(tmp_path, special, server="https://%s:%d" % (NAMED_HOST, special.port))
+    result = describe(run, special, path, env={"HTTPS_PROXY": servers.http_proxy.url.replace("http://", ""),
+                                               "https_proxy": "http://127.0.0.1:1", "NO_PROXY": "10.0.0.0/8,.svc"})
+    assert result.returncode == 0, result.stderr
+    assert [r.target for r in servers.http_proxy.records][:1] == ["%s:%d" % (NAMED_HOST, special.port)]
+
+
+@pytest.mark.e2e
+def test_no_proxy_match_connects_directly_and_loopback_is_never_proxied(run, api_server, servers, tmp_path):
+    special = servers.special
+    named = write_config(tmp_path, special, server="https://%s:%d" % (NAMED_HOST, special.port))
+    result = describe(run, special, named, env={"HTTPS_PROXY": servers.http_proxy.url, "NO_PROXY": "example.invalid"})
+    one_error_line(result, "cannot resolve the host of server https://" + NAMED_HOST)
+    loopback = write_config(tmp_path, api_server, name="loopback")
+    assert describe(run, api_server, loopback, env={"HTTPS_PROXY": servers.http_proxy.url}).returncode == 0
+    assert servers.http_proxy.records == []
+
+
+@pytest.mark.e2e
+def test_proxy_url_with_an_unsupported_scheme_is_kubectls_error(run, api_server, tmp_path):
+    path = write_config(tmp_path, api_server, proxy_url="ftp://127.0.0.1:21")
+    one_error_line(describe(run, api_server, path), "unsupported scheme 'ftp', must be http, https, or socks5")
+    assert api_server.requests == []
+
+
+# ---------------------------------------------------------------------------------------------
+# NO_PROXY rules, as golang.org/x/net/http/httpproxy has them
+
+
+@pytest.mark.parametrize("host, port, no_proxy, proxied", [
+    ("api.example.com", 443, "", True),
+    ("localhost", 443, "", False),
+    ("127.0.0.1", 443, "", False),
+    ("127.1.2.3", 6443, "", False),
+    ("::1", 6443, "", False),
+    ("::ffff:127.0.0.1", 6443, "", False),
+    ("10.1.2.3", 6443, "10.0.0.0/8", False),
+    ("10.1.2.3", 6443, "192.168.0.0/16, 10.0.0.0/8", False),
+    ("11.1.2.3", 6443, "10.0.0.0/8", True),
+    ("fd00::5", 6443, "fd00::/64", False),
+    ("10.1.2.3", 6443, "10.1.2.3", False),
+    ("10.1.2.3", 6443, "10.1.2.3:443", True),
+    ("10.1.2.3", 443, "10.1.2.3:443", False),
+    ("fd00::5", 443, "[fd00::5]:443", False),
+    ("api.example.com", 443, "example.com", False),
+    ("example.com", 443, "example.com", False),
+    ("notexample.com", 443, "example.com", True),
+    ("api.example.com", 443, ".example.com", False),
+    ("example.com", 443, ".example.com", True),
+    ("api.example.com", 443, "*.example.com", False),
+    ("API.Example.COM", 443, "example.com", False),
+    ("api.example.com", 6443, "example.com:443", True),
+    ("api.example.com", 443, "*", False),
+    ("api.example.com", 443, " , ,example.org", True),
+])
+def test_no_proxy_rules(host, port, no_proxy, proxied):
+    assert proxy.use_proxy(host, port, no_proxy) is proxied
+
+
+def test_environment_proxy_values_are_read_as_go_reads_them():
+    def pick(environ, host="api.example.com", port=443):
+        chosen = proxy.from_environment(host, port, environ)
+        return chosen and (chosen.scheme, chosen.host, chosen.port, chosen.username, chosen.password)
+    assert pick({"HTTPS_PROXY": "proxy.corp:3128"}) == ("http", "proxy.corp", 3128, None, None)
+    assert pick({"HTTPS_PROXY": "http://u:p%40ss@proxy.corp"}) == ("http", "proxy.corp", 80, "u", "p@ss")
+    assert pick({"https_proxy": "socks5://s:1080"}) == ("socks5", "s", 1080, None, None)
+    assert pick({"HTTPS_PROXY": "", "https_proxy": "http://lower:1"})[1] == "lower"
+    assert pick({"HTTP_PROXY": "http://only-for-http:1"}) is None
+    assert pick({"HTTPS_PROXY": "http://p:1", "no_proxy": "example.com"}) is None
+    assert pick({"HTTPS_PROXY": "http://p:1", "NO_PROXY": "other.com", "no_proxy": "example.com"})[1] == "p"
+    assert pick({"HTTPS_PROXY": "ftp://x:1"}) == ("http", "ftp", 80, None, None)  # Go: http:// + the value
+    with pytest.raises(ConfigError, match="could not parse"):
+        pick({"HTTPS_PROXY": "http://[::1"})
+    assert "secret" not in proxy.Proxy("http", "h", 1, "u", "secret", "x").display()
+
+
+def test_kubeconfig_proxy_url_is_checked_as_client_go_checks_it():
+    assert proxy.parse_proxy_url("socks5://127.0.0.1:1080", "c").scheme == "socks5"
+    with pytest.raises(ConfigError, match="could not parse"):
+        proxy.parse_proxy_url("127.0.0.1:3128", "c")
+    with pytest.raises(ConfigError) as caught:
+        proxy.parse_proxy_url("ftp://u:hunter2@h:1", "c")
+    assert "hunter2" not in str(caught.value)
