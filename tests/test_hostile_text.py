@@ -115,3 +115,36 @@ def test_describe_never_crashes_and_never_shows_a_wrong_type_as_valid(changes):
     required = obj["spec"].get("approvalRequired") if isinstance(obj.get("spec"), dict) else None
     if required is not None and not isinstance(required, bool):
         assert "<invalid spec.approvalRequired" in text or "approved by" in text
+
+
+@pytest.mark.e2e
+def test_every_command_escapes_hostile_text_in_what_it_prints(run, api_server, kubeconfig_for, tmp_path):
+    """Hostile strings in the fields each command prints: refusals, confirmations and reproduce's plan."""
+    revoked = copy.deepcopy(api_server.fixture("revoked"))
+    revoked["spec"]["revocation"]["user"] = HOSTILE
+    revoked["metadata"].pop("resourceVersion", None)
+    api_server.put_object(revoked)
+    waiting = hostile_rollout(api_server, "approved-rolling-out")
+    waiting["status"]["phase"] = HOSTILE
+    api_server.put_object(waiting)
+    acked = copy.deepcopy(api_server.fixture("awaiting-acknowledgement"))
+    release = acked["status"]["awaitingAcknowledgement"]["release"]
+    acked["spec"]["acknowledgements"] = [{"release": release, "user": HOSTILE, "time": "2026-11-30T10:30:00Z"}]
+    acked["metadata"].pop("resourceVersion", None)
+    api_server.put_object(acked)
+    plan = copy.deepcopy(api_server.fixture("plan-applications"))
+    plan["data"]["bundle"] = HOSTILE
+    plan["metadata"].pop("resourceVersion", None)
+    api_server.put_object(plan)
+    digest = plan["metadata"]["annotations"]["operator.aicr.run/desired-state-digest"]
+    runs = [
+        run("revoke", revoked["metadata"]["name"], "--reason", "r", kubeconfig=kubeconfig_for()),
+        run("acknowledge", waiting["metadata"]["name"], kubeconfig=kubeconfig_for()),
+        run("acknowledge", acked["metadata"]["name"], kubeconfig=kubeconfig_for()),
+        run("approve", waiting["metadata"]["name"], "--reason", "r", kubeconfig=kubeconfig_for()),
+        run("reproduce", digest, "--dir", tmp_path / "r", kubeconfig=kubeconfig_for()),
+        run("describe", waiting["metadata"]["name"], kubeconfig=kubeconfig_for()),
+    ]
+    for result in runs:
+        assert clean(result.stdout) and clean(result.stderr), result
+    assert "\\x1b[2J" in runs[0].stderr and "\\x1b[2J" in runs[1].stderr and "\\x1b[2J" in runs[2].stderr

@@ -95,3 +95,50 @@ def test_failure_paths_never_print_the_secret(run, api_server, tmp_path, failure
         assert result.returncode != 0
         assert result.stderr.startswith("error: ") or result.stderr.startswith("usage")
         _scan(result, secrets, [tmp_path / "home"])
+
+
+def _exec_plugin(tmp_path, token, exit_code=0, expiry=None):
+    script = tmp_path / "bin" / "get-token"
+    script.parent.mkdir(exist_ok=True)
+    status = {"token": token}
+    if expiry:
+        status["expirationTimestamp"] = expiry
+    import json
+    import sys
+    script.write_text("#!%s\nimport json, sys\nprint(json.dumps({'apiVersion': 'client.authentication.k8s.io/v1',"
+                      " 'kind': 'ExecCredential', 'status': %r}))\nsys.exit(%d)\n" % (sys.executable, status, exit_code))
+    script.chmod(0o755)
+    return {"exec": {"apiVersion": "client.authentication.k8s.io/v1", "command": str(script),
+                     "interactiveMode": "Never"}}
+
+
+@pytest.mark.parametrize("case", ["exec-real-token", "exec-rejected-token", "exec-exit-1", "oidc-rejected",
+                                  "oidc-expired"])
+def test_exec_and_oidc_credentials_never_appear(run, api_server, tmp_path, case):
+    config = api_server.kubeconfig(users=["bob@example.com"])
+    secrets = [MARK]
+    if case == "exec-real-token":
+        secrets = [api_server.token("bob@example.com")]
+        config["users"][0]["user"] = _exec_plugin(tmp_path, api_server.token("bob@example.com"))
+    elif case == "exec-rejected-token":
+        config["users"][0]["user"] = _exec_plugin(tmp_path, MARK)
+    elif case == "exec-exit-1":
+        config["users"][0]["user"] = _exec_plugin(tmp_path, MARK, exit_code=1)
+    else:
+        def jwt(exp):
+            def part(obj):
+                import json
+                return base64.urlsafe_b64encode(json.dumps(obj).encode()).decode().rstrip("=")
+            return "%s.%s.%s" % (part({"alg": "RS256"}), part({"exp": exp, "sub": MARK}), MARK)
+        token = jwt(4102444800 if case == "oidc-rejected" else 1000000000)
+        secrets = [MARK, token]
+        config["users"][0]["user"] = {"auth-provider": {"name": "oidc", "config": {
+            "id-token": token, "refresh-token": MARK + "-refresh", "client-secret": MARK + "-client",
+            "idp-issuer-url": "https://issuer.invalid", "client-id": "kubectl"}}}
+    path = tmp_path / "kc"
+    path.write_text(yaml.safe_dump(config))
+    for command in COMMANDS:
+        result = run(*_args(command, api_server, tmp_path), kubeconfig=str(path))
+        _scan(result, secrets, [tmp_path / "home"])
+        if case != "exec-real-token":
+            assert result.returncode != 0
