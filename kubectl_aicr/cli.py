@@ -17,6 +17,7 @@ The result of :func:`parse` is an :class:`Invocation`; ``None`` fields mean
 import argparse
 import collections
 import re
+import textwrap
 
 from . import __version__
 from .errors import UsageError
@@ -77,10 +78,38 @@ class HelpRequested(Exception):
         self.text = text
 
 
+USAGES = {
+    "describe": "describe ROLLOUT [flags]",
+    "approve": "approve ROLLOUT --reason TEXT [--expires DURATION] [flags]",
+    "revoke": "revoke ROLLOUT --reason TEXT [flags]",
+    "acknowledge": "acknowledge ROLLOUT [flags]",
+    "reproduce": "reproduce [PLAN] [--dir PATH] [flags]",
+    "version": "version",
+    "help": "help [COMMAND]",
+}
+OPERAND_HELP = {"ROLLOUT": "the RuntimeRollout's name (kubectl get runtimerollouts.operator.aicr.run)",
+                "PLAN": "sha256:<desired-state digest> or aicr-plan-<16 hex>",
+                "COMMAND": "the command to explain"}
+
+
+class _Formatter(argparse.RawDescriptionHelpFormatter):
+    """argparse's formatter, but never breaking a line at a hyphen (``aicr-reproduce`` stays whole)."""
+
+    def _split_lines(self, text, width):
+        return textwrap.wrap(" ".join(text.split()), width, break_on_hyphens=False)
+
+
 class _Parser(argparse.ArgumentParser):
     """An ArgumentParser that raises instead of printing and exiting."""
 
     def error(self, message):
+        import re as _re
+        match = _re.match(r"argument COMMAND: invalid choice: '(.*)' \(choose from", message)
+        if match:
+            import difflib
+            close = difflib.get_close_matches(match.group(1), list(COMMANDS), n=1)
+            hint = "; did you mean %r?" % close[0] if close else ""
+            raise UsageError("unknown command %r%s (commands: %s)" % (match.group(1), hint, ", ".join(COMMANDS)))
         raise UsageError(message)
 
     def exit(self, status=0, message=None):
@@ -98,6 +127,12 @@ def _add_flags(parser):
         group.add_argument(flag, metavar=metavar, help=text, default=argparse.SUPPRESS)
 
 
+def _commands_text():
+    width = max(len(name) for name in COMMANDS) + 2
+    return "commands:\n" + "\n".join("  %s%s" % (name.ljust(width), summary)
+                                      for name, (_, _, summary, _) in COMMANDS.items())
+
+
 def _epilog():
     return "See 'kubectl aicr help COMMAND' for one command's help."
 
@@ -108,19 +143,23 @@ def build_parser():
         prog=PROG, allow_abbrev=False,
         usage="%(prog)s COMMAND ROLLOUT [flags]\n       %(prog)s reproduce [PLAN] [flags]\n"
               "       %(prog)s help [COMMAND]",
-        description="Inspect, approve, revoke and acknowledge the rollouts of NVIDIA AI Cluster Runtime "
-                    "(AICR), and check a plan's bundle against the AICR CLI. Talks to the Kubernetes "
-                    "API server only. Each command's API calls share a 30-second deadline.",
-        epilog=_epilog(), formatter_class=argparse.RawDescriptionHelpFormatter)
+        description=textwrap.fill(
+            "Inspect, approve, revoke and acknowledge the rollouts of NVIDIA AI Cluster Runtime (AICR), and "
+            "check a plan's bundle against the AICR CLI. Talks to the Kubernetes API server only. Each "
+            "command's API calls share a 30-second deadline.", 79),
+        epilog=_commands_text() + "\n\n" + _epilog(), formatter_class=_Formatter)
     _add_version(parser)
     _add_flags(parser)
-    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", title="commands",
-                                       parser_class=_Parser)
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser,
+                                       help=argparse.SUPPRESS)
     for name, (operand, required, summary, description) in COMMANDS.items():
-        sub = subparsers.add_parser(name, help=summary, description=description or summary,
-                                    allow_abbrev=False, prog="%s %s" % (PROG, name))
+        sub = subparsers.add_parser(name, description=textwrap.fill(description or summary, 79),
+                                    formatter_class=_Formatter,
+                                    allow_abbrev=False, prog="%s %s" % (PROG, name),
+                                    usage="%s %s" % (PROG, USAGES[name]))
         if operand:
-            sub.add_argument("name", metavar=operand, nargs="?", default=argparse.SUPPRESS)
+            sub.add_argument("name", metavar=operand, nargs="?", default=argparse.SUPPRESS,
+                             help=OPERAND_HELP[operand])
         _add_version(sub)
         _add_flags(sub)
     return parser
@@ -135,6 +174,20 @@ def version_text():
     """``kubectl-aicr <version> (Python X.Y.Z)``."""
     import platform
     return "kubectl-aicr %s (Python %s)" % (__version__, platform.python_version())
+
+
+# flag -> the commands that use it (flags.md); every command accepts every flag, the others say so.
+FLAG_USERS = {"reason": ("approve", "revoke"), "expires": ("approve",), "dir": ("reproduce",),
+              "operator_namespace": ("describe", "reproduce", "approve")}
+
+
+def warn_unused_flags(invocation):
+    """Warn on stderr about flags the command accepts but does not use (``acknowledge --reason``)."""
+    from . import output
+    for key, users in FLAG_USERS.items():
+        if getattr(invocation, key) is not None and invocation.command not in users + ("help", "version"):
+            output.warning("%s %s does not use --%s; it was ignored"
+                           % (PROG, invocation.command, key.replace("_", "-")))
 
 
 def _join_flag_values(argv):
@@ -193,6 +246,7 @@ def parse(argv):
         reason=values.get("reason"), expires=values.get("expires"), dir=values.get("dir"))
 
 
+MAX_DURATION_SECONDS = 9223372036.854775807  # Go's time.Duration is int64 nanoseconds: about 2562047h
 _DURATION_UNITS = {"ns": 1e-9, "us": 1e-6, "\u00b5s": 1e-6, "\u03bcs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0,
                    "h": 3600.0}
 _DURATION_PART = re.compile(r"([0-9]*\.?[0-9]*)(ns|us|\u00b5s|\u03bcs|ms|s|m|h)")
@@ -205,18 +259,21 @@ def parse_duration(text):
     no days, no spaces, a unit on every number except a lone ``0``.
     """
     original = text
+    invalid = "invalid duration %r: use a Go duration such as 2h, 90m or 1h30m" % original
     sign = 1.0
     if text[:1] in ("-", "+"):
         sign, text = (-1.0 if text[0] == "-" else 1.0), text[1:]
     if text == "0":
         return 0.0
     if not text:
-        raise UsageError("invalid duration %r: use a Go duration such as 2h, 90m or 1h30m" % original)
+        raise UsageError(invalid)
     total, position = 0.0, 0
     while position < len(text):
         match = _DURATION_PART.match(text, position)
         if not match or match.group(1) in ("", "."):
-            raise UsageError("invalid duration %r: use a Go duration such as 2h, 90m or 1h30m" % original)
+            raise UsageError(invalid)
         total += float(match.group(1)) * _DURATION_UNITS[match.group(2)]
         position = match.end()
+    if total > MAX_DURATION_SECONDS:
+        raise UsageError("invalid duration %r: longer than Go's largest duration (2562047h)" % original)
     return sign * total

@@ -34,7 +34,7 @@ import os
 from typing import Dict, List, NamedTuple, Optional, Tuple
 
 from . import blockyaml, validation
-from .errors import ConfigError
+from .errors import ConfigError, YAMLError
 
 MAX_KUBECONFIG_BYTES = 64 * 1024 * 1024
 SERVICE_ACCOUNT_DIR = "/var/run/secrets/kubernetes.io/serviceaccount"
@@ -203,7 +203,10 @@ def read_document(text, path):
     if document is None:
         from . import yamlreader  # the full reader is compiled and loaded only when needed
 
-        document = yamlreader.load(text, filename=path)
+        try:
+            document = yamlreader.load(text, filename=path)
+        except YAMLError as exc:
+            raise ConfigError("kubeconfig %s" % exc) from None
     return document
 
 

@@ -44,9 +44,9 @@ def main(argv=None):
         try:
             invocation = cli.parse(argv)
         except cli.HelpRequested as shown:
-            sys.stdout.write(shown.text if shown.text.endswith("\n") else shown.text + "\n")
-            sys.stdout.flush()
+            output.write_lines(shown.text.rstrip("\n").split("\n"))
             return 0
+        cli.warn_unused_flags(invocation)
         return _command(invocation.command)(invocation)
     except AicrError as exc:
         output.error(str(exc))

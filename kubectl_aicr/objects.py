@@ -444,6 +444,7 @@ class VerifiedReport(NamedTuple):
     digest: str
     report: Optional[Report]
     problem: Optional[str]
+    unavailable: bool = False  # True: the ConfigMap could not be read at all (not a content mismatch)
 
 
 def _report_component(item, where):
@@ -477,7 +478,8 @@ def verify_report(configmap, digest, configmap_name):
         return VerifiedReport(configmap_name, digest, None, problem)
 
     if configmap is None:
-        return refused("report ConfigMap %s was not found" % configmap_name)
+        return VerifiedReport(configmap_name, digest, None, "report ConfigMap %s was not found" % configmap_name,
+                              unavailable=True)
     data = _mapping(configmap, "data")
     text = data.get(REPORT_KEY) if isinstance(data, dict) else None
     if not isinstance(text, str):

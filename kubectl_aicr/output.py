@@ -15,6 +15,8 @@ sections in the order a reader decides in, values aligned per section,
 import re
 import sys
 
+from .errors import AicrError
+
 NONE = "<none>"
 
 _UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069\ufeff]")
@@ -67,15 +69,32 @@ def table(headers, rows, indent=2):
 
 
 def write_lines(lines, stream=None):
-    """Write ``lines`` (already safe text) to stdout, one per line."""
+    """Write ``lines`` (already safe text) to stdout, one per line.
+
+    A closed pipe (``| head``) raises BrokenPipeError, which ``main`` ends quietly; any other
+    failure to write (a full disk, a closed stdout) raises AicrError: the result was not delivered.
+    """
     stream = stream or sys.stdout
-    stream.write("".join(line + "\n" for line in lines))
-    stream.flush()
+    if stream is None:
+        raise AicrError("cannot write the output: standard output is closed")
+    try:
+        stream.write("".join(line + "\n" for line in lines))
+        stream.flush()
+    except BrokenPipeError:
+        raise
+    except (OSError, ValueError) as exc:
+        raise AicrError("cannot write the output: %s" % (getattr(exc, "strerror", None) or exc)) from None
 
 
 def say(text):
     """Write one line of already-composed text to stdout; untrusted parts must have gone through :func:`safe`."""
     write_lines([text])
+
+
+def warning(message):
+    """Write ``warning: <message>`` to stderr, with the message made safe."""
+    sys.stderr.write("warning: %s\n" % safe(message))
+    sys.stderr.flush()
 
 
 def error(message):

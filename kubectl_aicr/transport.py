@@ -26,6 +26,8 @@
   :class:`~kubectl_aicr.errors.TransportError` line naming the server.
 """
 
+import datetime
+import email.utils
 import http.client
 import json
 import os
@@ -273,6 +275,23 @@ class Client:
             self._tls_for(credentials)
         self.requests = 0
         self._connection = None
+        self._server_date = None
+
+    def server_time(self):
+        """The API server's clock now (aware UTC datetime), from the ``Date`` header of its last
+        answer plus the time since (RFC 9110 section 6.6.1); None before any dated answer."""
+        if self._server_date is None:
+            return None
+        date, received = self._server_date
+        return date + datetime.timedelta(seconds=time.monotonic() - received)
+
+    def _note_server_time(self, header):
+        try:
+            date = email.utils.parsedate_to_datetime(header) if header else None
+        except (TypeError, ValueError, IndexError, OverflowError):
+            date = None
+        if date is not None and date.tzinfo is not None:
+            self._server_date = (date.astimezone(datetime.timezone.utc), time.monotonic())
 
     def close(self):
         if self._connection is not None:
@@ -335,6 +354,7 @@ class Client:
         try:
             _send_request(connection, method, url, payload, headers)
             response = connection.getresponse()
+            self._note_server_time(response.getheader("Date"))
             data = self._read_body(response)
             return response.status, response.reason, response.getheader("Content-Type", ""), data
         except (OSError, http.client.HTTPException) as exc:

@@ -9,6 +9,7 @@ approval and the describe that shows it. Everything stops when the demo ends.
 """
 
 import os
+import shlex
 import shutil
 import subprocess
 import sys
@@ -31,7 +32,7 @@ def _kubectl():
 def show(env, *args):
     kubectl = _kubectl()
     command = [kubectl, "aicr"] if kubectl else [os.path.join(DIST, "kubectl-aicr")]
-    print("\n$ kubectl aicr %s" % " ".join(args), flush=True)
+    print("\n$ kubectl aicr %s" % " ".join(shlex.quote(a) for a in args), flush=True)
     code = subprocess.call(command + list(args), env=env)
     if code:
         print("(exit status %d)" % code, flush=True)

@@ -61,7 +61,8 @@ def test_version_flag():
 
 @pytest.mark.parametrize("argv,words", [
     (["describe"], "describe needs a ROLLOUT name"),
-    (["bogus"], "invalid choice: 'bogus'"),
+    (["bogus"], "unknown command 'bogus'"),
+    (["descibe", "x"], "did you mean 'describe'?"),
     (["describe", "r", "--kube", "x"], "unrecognized arguments: --kube"),
     (["describe", "r", "--context"], "--context: expected one argument"),
     (["describe", "r", "--dir="], "--dir must not be empty"),

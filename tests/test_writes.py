@@ -243,3 +243,57 @@ def test_without_self_subject_review_nothing_is_written(run, api_server, kubecon
     assert result.returncode == 1
     assert "refused the SelfSubjectReview" in result.stderr and "nothing was written" in result.stderr
     assert [r.method for r in api_server.requests] == ["POST"]
+
+
+@pytest.mark.parametrize("args,words", [
+    (["--expires", "1ms"], "would end the approval almost at once"),
+    (["--expires", "59s"], "would end the approval almost at once"),
+    (["--expires", "3000000h"], "longer than Go's largest duration"),
+    (["--expires", "9999999999999999999h"], "longer than Go's largest duration"),
+])
+def test_expiries_that_would_waste_or_break_an_approval_are_refused(run, api_server, kubeconfig_for, args, words):
+    result = run("approve", api_server.fixture_name("awaiting-approval"), "--reason", "r", *args,
+                 kubeconfig=kubeconfig_for())
+    assert result.returncode == 2 and words in result.stderr
+    assert api_server.requests == []
+
+
+@pytest.mark.parametrize("reason,words", [("   ", "must not be blank"), ("a\nb", "one line of printable text"),
+                                          ("x\x1b[31m", "one line of printable text")])
+def test_reasons_that_are_blank_or_hold_control_characters_are_refused(run, api_server, kubeconfig_for, reason,
+                                                                       words):
+    result = run("revoke", api_server.fixture_name("approved-rolling-out"), "--reason", reason,
+                 kubeconfig=kubeconfig_for())
+    assert result.returncode == 2 and words in result.stderr and "\x1b" not in result.stderr
+
+
+def test_approve_warns_when_the_report_does_not_verify_or_the_approval_outlasts_the_deadline(
+        run, api_server, kubeconfig_for):
+    result = run("approve", api_server.fixture_name("tampered-report"), "--reason", "r", "--expires", "100h",
+                 kubeconfig=kubeconfig_for())
+    assert result.returncode == 0, result.stderr
+    warnings = result.stderr.splitlines()
+    assert any(w.startswith("warning: the assessment report of ") and "is not verified" in w for w in warnings)
+    assert any(w.startswith("warning: the approval (until ") and "outlasts the rollout's deadline" in w
+               for w in warnings)
+
+
+def test_times_come_from_the_api_servers_clock(run, api_server, kubeconfig_for, monkeypatch):
+    """Times written are the API server's (its Date header), not this machine's: here the server runs a day ahead."""
+    import email.utils
+    import time
+    import tests.apiserver
+    monkeypatch.setattr(tests.apiserver._Handler, "date_time_string",
+                        lambda self, timestamp=None: email.utils.formatdate(time.time() + 86400, usegmt=True))
+    result = run("revoke", api_server.fixture_name("approved-rolling-out"), "--reason", "r",
+                 kubeconfig=kubeconfig_for())
+    assert result.returncode == 0, result.stderr
+    recorded = parse(spec(api_server, "approved-rolling-out")["revocation"]["time"])
+    ahead = (recorded - datetime.datetime.now(datetime.timezone.utc)).total_seconds()
+    assert 86400 - 30 < ahead < 86400 + 30
+
+
+def test_unused_flags_are_accepted_with_a_warning(run, api_server, kubeconfig_for):
+    result = run("describe", api_server.fixture_name("install"), "--reason", "r", kubeconfig=kubeconfig_for())
+    assert result.returncode == 0
+    assert result.stderr == "warning: kubectl aicr describe does not use --reason; it was ignored\n"

@@ -32,7 +32,7 @@ def run(invocation):
                     raise RefusedError("release %s of rollout %s is already acknowledged by %s at %s" % (
                         release, rollout.name, ack.user, writes.shown_time(ack.time)))
             chosen["release"] = release
-            return objects.acknowledgement_operations(rollout, release, user, writes.now_utc())
+            return objects.acknowledgement_operations(rollout, release, user, writes.now_utc(client))
 
         stored = objects.rollout(writes.conditional_patch(client, invocation.name, decide))
     recorded = [a for a in stored.acknowledgements if isinstance(a, objects.Acknowledgement)

@@ -12,18 +12,26 @@ has passed; a negative or malformed --expires; a missing, empty or too long --re
 import datetime
 
 from .. import objects, output, session
+from ..cli import DEFAULT_OPERATOR_NAMESPACE
 from ..errors import RefusedError
 from . import writes
+from .describe import fetch_report
 
 
 def run(invocation):
     reason = writes.checked_reason(invocation.reason)
     lifetime = writes.checked_expires(invocation.expires)
+    namespace = invocation.operator_namespace or DEFAULT_OPERATOR_NAMESPACE
+    warned = []
     with session.connect(invocation) as client:
         user = writes.who_am_i(client)
 
         def decide(rollout):
-            return objects.approval_operations(user, _expiry(rollout, lifetime), reason)
+            expires = _expiry(rollout, lifetime, writes.now_utc(client))
+            if not warned:
+                warned.append(True)
+                _warn_before_approving(client, namespace, rollout, expires)
+            return objects.approval_operations(user, expires, reason)
 
         stored = objects.rollout(writes.conditional_patch(client, invocation.name, decide))
     approval = stored.approval
@@ -41,7 +49,19 @@ def _time(value):
     return objects.format_time(value) if isinstance(value, datetime.datetime) else value
 
 
-def _expiry(rollout, lifetime):
+def _warn_before_approving(client, namespace, rollout, expires):
+    """Warn (stderr) when the assessment report does not verify or the approval outlasts the deadline."""
+    verified = fetch_report(client, namespace, rollout.assessment_digest)
+    if verified is not None and verified.problem:
+        output.warning("the assessment report of %s is not verified (%s); run kubectl aicr describe %s before "
+                       "relying on this approval" % (rollout.name, verified.problem, rollout.name))
+    deadline = rollout.deadline
+    if isinstance(deadline, datetime.datetime) and expires > deadline:
+        output.warning("the approval (until %s) outlasts the rollout's deadline %s, when the rollout ends anyway"
+                       % (_time(expires), _time(deadline)))
+
+
+def _expiry(rollout, lifetime, now):
     """Check ``rollout`` can be approved; return the expiry (aware datetime). RefusedError says why not."""
     writes.refuse_invalid(rollout, rollout.approval, rollout.approval_required, rollout.outcome)
     writes.require_open(rollout, "approved")
@@ -52,7 +72,6 @@ def _expiry(rollout, lifetime):
     if rollout.approval_required is not True:
         raise RefusedError("rollout %s needs no approval (spec.approvalRequired is %s)"
                            % (rollout.name, "false" if rollout.approval_required is False else "not set"))
-    now = writes.now_utc()
     if lifetime is not None:
         return now + datetime.timedelta(seconds=lifetime)
     writes.refuse_invalid(rollout, rollout.deadline)

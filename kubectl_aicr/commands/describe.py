@@ -12,7 +12,7 @@ import datetime
 
 from .. import objects, output, session
 from ..cli import DEFAULT_OPERATOR_NAMESPACE
-from ..errors import ApiError, VerificationError
+from ..errors import AicrError, ApiError, VerificationError
 from ..objects import Invalid
 
 
@@ -25,6 +25,8 @@ def run(invocation, now=None):
     now = now or datetime.datetime.now(datetime.timezone.utc)
     output.write_lines(render(rollout, verified, namespace, now))
     if verified is not None and verified.problem:
+        if verified.unavailable:
+            raise AicrError("assessment report not verified: %s" % verified.problem)
         raise VerificationError("assessment report not verified: %s" % verified.problem)
     if isinstance(rollout.assessment_digest, Invalid):
         raise VerificationError("assessment report not verified: %s" % rollout.assessment_digest)
@@ -41,7 +43,8 @@ def fetch_report(client, namespace, digest):
     except ApiError as exc:
         if exc.code == 404:
             return objects.verify_report(None, digest, name)
-        return objects.VerifiedReport(name, digest, None, "cannot read report ConfigMap %s: %s" % (name, exc))
+        return objects.VerifiedReport(name, digest, None, "cannot read report ConfigMap %s: %s" % (name, exc),
+                                      unavailable=True)
     return objects.verify_report(configmap, digest, name)
 
 
@@ -139,7 +142,7 @@ def summary_lines(rollout, now):
     ]
     pairs += _approval(rollout, now)
     if rollout.awaiting_acknowledgement is not None:
-        pairs.append(("Awaiting acknowledgement", rollout.awaiting_acknowledgement))
+        pairs.append(("Awaiting", "acknowledgement of %s" % output.safe(rollout.awaiting_acknowledgement)))
     pairs += [("Message", rollout.message), ("Starting inventory", _inventory(rollout))]
     return output.fields(pairs)
 

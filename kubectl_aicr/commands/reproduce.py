@@ -64,13 +64,13 @@ def find_plan(client, namespace, name):
                     _plan_by_digest(client, namespace, digest)
         raise RefusedError("ClusterRuntime %s has neither an active nor a candidate plan" % objects.RUNTIME_NAME)
     if name.startswith("sha256:"):
-        return "plan %s" % name, _plan_by_digest(client, namespace, name)
+        return "found by its digest", _plan_by_digest(client, namespace, name)
     configmap = _get(client, objects.configmap_path(namespace, name), "plan %s" % name)
     digest = objects.plan(configmap).digest
     if not isinstance(digest, str) or objects.plan_configmap_name(digest) != name:
         raise RefusedError("ConfigMap %s in %s records desired-state digest %s, which does not match its name"
                            % (name, namespace, digest))
-    return "plan %s" % name, configmap
+    return "named on the command line", configmap
 
 
 def _get(client, path, what):
@@ -152,6 +152,9 @@ def write_atomically(folder, name, data):
     written outside the folder. On any failure the temporary file is removed.
     """
     folder = os.path.abspath(folder)
+    if os.path.lexists(folder) and not os.path.isdir(folder):
+        raise RefusedError("--dir %s is not a folder%s" % (
+            folder, " (a broken symbolic link)" if os.path.islink(folder) else ""))
     try:
         os.makedirs(folder, exist_ok=True)
         directory = os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))

@@ -25,7 +25,7 @@ def run(invocation):
             writes.require_open(rollout, "revoked")
             if rollout.approval is None:
                 raise RefusedError("rollout %s is not approved; there is nothing to revoke" % rollout.name)
-            return objects.revocation_operations(user, writes.now_utc(), reason)
+            return objects.revocation_operations(user, writes.now_utc(client), reason)
 
         stored = objects.rollout(writes.conditional_patch(client, invocation.name, decide))
     revocation = stored.revocation

@@ -21,6 +21,7 @@ from ..cli import MAX_REASON_CHARS, parse_duration
 from ..errors import ApiError, AicrError, RefusedError, UsageError
 
 JSON_PATCH = "application/json-patch+json"
+MIN_EXPIRES_SECONDS = 60
 
 
 def who_am_i(client):
@@ -49,9 +50,11 @@ def who_am_i(client):
     return username
 
 
-def now_utc():
-    """The current time, aware UTC, truncated to whole seconds (RFC 3339 as written)."""
-    return datetime.datetime.now(datetime.timezone.utc).replace(microsecond=0)
+def now_utc(client=None):
+    """The current time, aware UTC, whole seconds: the API server's clock when ``client`` has heard it
+    (so a wrong local clock never writes a wrong expiry or time), else this machine's."""
+    now = client.server_time() if client is not None else None
+    return (now or datetime.datetime.now(datetime.timezone.utc)).replace(microsecond=0)
 
 
 def conditional_patch(client, name, decide):
@@ -101,13 +104,19 @@ def shown_time(value):
 
 
 def checked_reason(reason):
-    """--reason: required, 1 to 1024 characters (operator-api.md rule 1). UsageError otherwise."""
+    """--reason: required, 1 to 1024 characters (operator-api.md rule 1), one line of printable text
+    (it is stored for good and shown by other tools). UsageError otherwise."""
     if reason is None:
         raise UsageError("--reason TEXT is required")
-    if not reason.strip():
+    if not reason:
         raise UsageError("--reason must not be empty")
+    if not reason.strip():
+        raise UsageError("--reason must not be blank")
     if len(reason) > MAX_REASON_CHARS:
         raise UsageError("--reason is %d characters; at most %d are allowed" % (len(reason), MAX_REASON_CHARS))
+    if output.safe(reason) != reason:
+        raise UsageError("--reason must be one line of printable text (it holds %s)" % output.safe(
+            next(c for c in reason if output.safe(c) != c)))
     return reason
 
 
@@ -118,8 +127,9 @@ def checked_expires(expires):
     seconds = parse_duration(expires)
     if seconds < 0:
         raise UsageError("--expires %s is negative; an approval cannot end in the past" % expires)
-    if seconds == 0:
-        raise UsageError("--expires 0 would end the approval at once; give a positive duration")
+    if seconds < MIN_EXPIRES_SECONDS:
+        raise UsageError("--expires %s would end the approval almost at once; give at least 1m (an approval "
+                         "can be neither changed nor extended)" % expires)
     return seconds
 
 
