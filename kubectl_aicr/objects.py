@@ -144,6 +144,18 @@ def _int(obj, path):
     return Invalid(path, "a negative number") if isinstance(value, int) and value < 0 else value
 
 
+def _keyed(obj, mapping_path, key):
+    """The string under ``key`` of the mapping at ``mapping_path``, for keys that hold dots (labels,
+    annotations, ConfigMap data); None when absent; :class:`Invalid` when not a string."""
+    mapping = _mapping(obj, mapping_path)
+    if not isinstance(mapping, dict):
+        return mapping
+    value = mapping.get(key)
+    if value is None or isinstance(value, str):
+        return value
+    return Invalid("%s[%s]" % (mapping_path, key), _describe(value))
+
+
 def _digest(obj, path):
     value = _text(obj, path)
     if isinstance(value, str) and not DIGEST_RE.match(value):
@@ -331,13 +343,8 @@ def _decision(obj, path, kind, time_key):
 
 
 def _outcome(obj):
-    labels = _mapping(obj, "metadata.labels")
-    value = None
-    if isinstance(labels, dict):
-        value = labels.get(OUTCOME_LABEL)
-        if value is not None and not isinstance(value, str):
-            return Invalid("metadata.labels[%s]" % OUTCOME_LABEL, _describe(value))
-    return value or _text(obj, "status.outcome")
+    label = _keyed(obj, "metadata.labels", OUTCOME_LABEL)
+    return label if isinstance(label, Invalid) else label or _text(obj, "status.outcome")
 
 
 def _steps(obj):
@@ -567,24 +574,12 @@ def plan_configmap_name(digest):
 
 
 def _data(obj, key):
-    """``data[key]`` of a ConfigMap (keys hold dots, so not a dotted path)."""
-    data = _mapping(obj, "data")
-    if not isinstance(data, dict):
-        return data
-    value = data.get(key)
-    if value is None or isinstance(value, str):
-        return value
-    return Invalid("data[%s]" % key, _describe(value))
+    """``data[key]`` of a ConfigMap."""
+    return _keyed(obj, "data", key)
 
 
 def _annotation(obj, key):
-    annotations = _mapping(obj, "metadata.annotations")
-    if not isinstance(annotations, dict):
-        return annotations
-    value = annotations.get(key)
-    if value is None or isinstance(value, str):
-        return value
-    return Invalid("metadata.annotations[%s]" % key, _describe(value))
+    return _keyed(obj, "metadata.annotations", key)
 
 
 def _render_flags(obj):

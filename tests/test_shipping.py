@@ -166,15 +166,21 @@ def _world_readable_dir(tmp_path, name):
     return folder
 
 
+def _installed(plugin, api_server, folder):
+    """The plugin file and a self-contained, world-readable kubeconfig (token, CA data) in ``folder``."""
+    target = os.path.join(folder, "kubectl-aicr")
+    shutil.copy2(plugin, target)
+    kubeconfig = api_server.write_kubeconfig(os.path.join(folder, "kubeconfig"), user="bob@example.com",
+                                             style="token", ca="data")
+    os.chmod(kubeconfig, 0o644)
+    return target, kubeconfig
+
+
 @pytest.mark.parametrize("home", ["unset", "read-only"])
 def test_runs_from_a_read_only_folder_without_a_usable_home_and_writes_nothing(plugin, api_server, tmp_path, home):
     folder = _world_readable_dir(tmp_path, "ro")
     try:
-        target = os.path.join(folder, "kubectl-aicr")
-        shutil.copy2(plugin, target)
-        kubeconfig = api_server.write_kubeconfig(os.path.join(folder, "kubeconfig"), user="bob@example.com",
-                                                 style="token", ca="data")
-        os.chmod(kubeconfig, 0o644)
+        target, kubeconfig = _installed(plugin, api_server, folder)
         empty = os.path.join(folder, "cwd")
         os.mkdir(empty)
         os.chmod(empty, 0o555)
@@ -202,11 +208,7 @@ def test_runs_as_a_non_root_user(plugin, api_server, tmp_path):
     nobody = pwd.getpwnam("nobody")
     folder = _world_readable_dir(tmp_path, "nobody")
     try:
-        target = os.path.join(folder, "kubectl-aicr")
-        shutil.copy2(plugin, target)
-        kubeconfig = api_server.write_kubeconfig(os.path.join(folder, "kubeconfig"), user="bob@example.com",
-                                                 style="token", ca="data")
-        os.chmod(kubeconfig, 0o644)
+        target, kubeconfig = _installed(plugin, api_server, folder)
         env = base_env(tmp_path)
         env["HOME"] = "/nonexistent"
         env["PATH"] = env["PATH"]
