@@ -1,10 +1,13 @@
 """Fuzzing with hypothesis: the YAML reader on arbitrary text and the argument parser on arbitrary argv
 give a value or one clear error, never a traceback."""
 
+import contextlib
+import io
+
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from kubectl_aicr import cli, yamlreader
+from kubectl_aicr import cli, main, yamlreader
 from kubectl_aicr.errors import UsageError, YAMLError
 
 YAML_PIECES = ["a", "b: ", ": ", "- ", "-", "? ", "[", "]", "{", "}", ",", "\"", "'", "|", ">", "|-", "&x ", "*x",
@@ -38,7 +41,12 @@ def test_argument_parser_gives_an_invocation_help_or_a_usage_error(argv):
     except cli.HelpRequested as shown:
         assert shown.text
     except UsageError as exc:
-        assert str(exc) and "\n" not in str(exc).strip()
+        assert str(exc)
+        # What the user sees: exactly one line, `error: ...`, exit status 2, whatever the argv held.
+        stderr = io.StringIO()
+        with contextlib.redirect_stderr(stderr), contextlib.redirect_stdout(io.StringIO()):
+            assert main.main(list(argv)) == 2
+        assert stderr.getvalue().startswith("error: ") and stderr.getvalue().count("\n") == 1
     else:
         assert invocation.command in cli.COMMANDS
 
