@@ -26,6 +26,8 @@ PROG = "kubectl aicr"
 DEFAULT_OPERATOR_NAMESPACE = "aicr-system"
 DEFAULT_REPRODUCE_DIR = "aicr-reproduce"
 MAX_REASON_CHARS = 1024
+# A Kubernetes object name (RFC 1123 subdomain, k8s.io/apimachinery validation.IsDNS1123Subdomain).
+_OBJECT_NAME = re.compile(r"\A(?=.{1,253}\Z)[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\Z")
 
 # (flag, metavar, help). Every command takes every one of these.
 FLAGS = (
@@ -236,6 +238,9 @@ def parse(argv):
     operand, required, _, _ = COMMANDS[command]
     if required and not values.get("name"):
         raise UsageError("%s needs a %s name: kubectl aicr %s %s [flags]" % (command, operand, command, operand))
+    if operand == "ROLLOUT" and not _OBJECT_NAME.match(values["name"]):
+        raise UsageError("%r is not a rollout name (a Kubernetes object name: lower-case letters, digits, '-' "
+                         "and '.', at most 253 characters)" % values["name"])
     for flag, _, _ in FLAGS:
         key = flag[2:].replace("-", "_")
         if key in values and values[key] == "" and key not in ("reason",):

@@ -128,7 +128,10 @@ def _resolve(spec, environ):
     if "/" in spec.command:
         return spec.command if os.path.exists(spec.command) else None
     path = (os.environ if environ is None else environ).get("PATH", os.defpath)
-    found = shutil.which(spec.command, path=path)
+    # Only absolute PATH entries: an empty entry or "." would run a program from the current folder,
+    # which Go's os/exec refuses (ErrDot) and so kubectl does.
+    absolute = os.pathsep.join(entry for entry in path.split(os.pathsep) if os.path.isabs(entry))
+    found = shutil.which(spec.command, path=absolute) if absolute else None
     return os.path.abspath(found) if found else None
 
 
@@ -262,10 +265,10 @@ def parse_rfc3339(text):
     year, month, day, hour, minute, second = (int(g) for g in match.groups()[:6])
     try:
         moment = datetime(year, month, day, hour, minute, second, tzinfo=timezone.utc)
-    except ValueError:
+        zone = match.group(8)
+        if zone not in ("Z", "z"):
+            sign = 1 if zone[0] == "+" else -1
+            moment -= sign * timedelta(hours=int(zone[1:3]), minutes=int(zone[4:6]))
+        return moment.timestamp() + float(match.group(7) or 0)
+    except (ValueError, OverflowError):
         return None
-    zone = match.group(8)
-    if zone not in ("Z", "z"):
-        sign = 1 if zone[0] == "+" else -1
-        moment -= sign * timedelta(hours=int(zone[1:3]), minutes=int(zone[4:6]))
-    return moment.timestamp() + float(match.group(7) or 0)

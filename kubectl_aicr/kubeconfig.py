@@ -31,6 +31,7 @@ silent fallback to ``http://localhost:8080``; see :func:`select`.
 import base64
 import binascii
 import os
+import re
 from typing import Dict, List, NamedTuple, Optional, Tuple
 
 from . import blockyaml, validation
@@ -206,7 +207,9 @@ def read_document(text, path):
         try:
             document = yamlreader.load(text, filename=path)
         except YAMLError as exc:
-            raise ConfigError("kubeconfig %s" % exc) from None
+            # The position, never the text: a refused tag, alias or escape may sit in a token or password.
+            problem = re.sub(r"'[^']*'|\"[^\"]*\"|\\\S*", "(...)", exc.problem)
+            raise ConfigError("kubeconfig %s:%d:%d: %s" % (exc.filename, exc.line, exc.column, problem)) from None
     return document
 
 

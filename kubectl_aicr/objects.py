@@ -193,9 +193,9 @@ def parse_time(text):
             sign = 1 if zone[0] == "+" else -1
             tz = datetime.timezone(sign * datetime.timedelta(hours=int(zone[1:3]), minutes=int(zone[4:6])))
         value = datetime.datetime(year, month, day, hour, minute, min(second, 59), micro, tzinfo=tz)
-    except ValueError:
+        return value.astimezone(datetime.timezone.utc)
+    except (ValueError, OverflowError):
         return None
-    return value.astimezone(datetime.timezone.utc)
 
 
 def format_time(value):
@@ -348,6 +348,8 @@ def _outcome(obj):
 
 
 def _steps(obj):
+    """``spec.steps`` joined with ``status.steps``: the k-th spec step of a release takes the k-th status
+    entry of that release (a release can appear twice, e.g. Upgrade then Verify); none: Pending."""
     spec_steps = _list(obj, "spec.steps")
     if isinstance(spec_steps, Invalid):
         return spec_steps
@@ -355,18 +357,32 @@ def _steps(obj):
     status_steps = _list(obj, "status.steps")
     for item in status_steps if isinstance(status_steps, list) else []:
         if isinstance(item, dict) and isinstance(item.get("release"), str):
-            states.setdefault(item["release"], item)
+            states.setdefault(item["release"], []).append(item)
+    seen = {}
     steps = []
     for index, item in enumerate(spec_steps):
         if not isinstance(item, dict):
             steps.append(Invalid("spec.steps[%d]" % index, _describe(item)))
             continue
         release = _text(item, "release")
-        status = states.get(release, {}) if isinstance(release, str) else {}
+        status = {}
+        if isinstance(release, str):
+            occurrence = seen[release] = seen.get(release, -1) + 1
+            entries = states.get(release, [])
+            status = entries[occurrence] if occurrence < len(entries) else {}
         steps.append(Step(release=release, operation=_text(item, "operation"),
                           assessment=_text(item, "assessment"), changes_crds=_bool(item, "changesCRDs"),
                           state=_text(status, "state") or "Pending", message=_text(status, "message")))
     return steps
+
+
+def _assessment_digest(obj):
+    """``spec.assessment.digest``; None only when ``spec.assessment`` is absent (no report was made)."""
+    body = _mapping(obj, "spec.assessment")
+    if body is None or isinstance(body, Invalid):
+        return body
+    digest = _digest(body, "digest")
+    return Invalid("spec.assessment.digest", "missing") if digest is None else digest
 
 
 def _from_digest(obj):
@@ -387,7 +403,7 @@ def rollout(obj):
         deadline=_time(obj, "spec.deadline"), approval_required=_bool(obj, "spec.approvalRequired"),
         inventory_releases=_int(obj, "spec.startingInventory.releases"),
         inventory_digest=_digest(obj, "spec.startingInventory.digest"),
-        assessment_digest=_digest(obj, "spec.assessment.digest"),
+        assessment_digest=_assessment_digest(obj),
         steps=_steps(obj), transition_records=_entries(obj, "spec.transitionRecords", _transition_record),
         approval=_decision(obj, "spec.approval", Approval, "expires"),
         revocation=_decision(obj, "spec.revocation", Revocation, "time"),
@@ -540,7 +556,9 @@ def self_subject_username(review):
 
 PLAN_SELECTOR = "%s=plan" % ROLE_LABEL
 SOURCE_APPLICATIONS = "applications"
-IMAGE_BY_DIGEST_RE = re.compile(r"\A[^\s@]+@sha256:[0-9a-f]{64}\Z")
+# An OCI reference pinned by digest: ASCII registry/path characters only, never starting with "-" (so it
+# can never be read as an option), then @sha256:<64 hex>.
+IMAGE_BY_DIGEST_RE = re.compile(r"\A[A-Za-z0-9][A-Za-z0-9._/:-]*@sha256:[0-9a-f]{64}\Z")
 
 
 class Runtime(NamedTuple):

@@ -19,12 +19,17 @@ from .errors import AicrError
 
 NONE = "<none>"
 
-_UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069\ufeff]")
+# C0, DEL, C1; bidi marks, overrides and isolates; line/paragraph separators; invisible characters that make
+# two names look alike (soft hyphen, zero-width, word joiner, BOM, tag characters); lone surrogates.
+_UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\xad\u061c\u180e\u200b-\u200f\u2028\u2029\u202a-\u202e"
+                     "\u2060-\u2064\u2066-\u2069\ufeff\ud800-\udfff\U000e0000-\U000e007f]")
 
 
 def _escape(match):
     code = ord(match.group())
-    return "\\x%02x" % code if code < 0x100 else "\\u%04x" % code
+    if code < 0x100:
+        return "\\x%02x" % code
+    return "\\u%04x" % code if code < 0x10000 else "\\U%08x" % code
 
 
 def safe(value):

@@ -68,7 +68,8 @@ def _split(text, origin):
 
 def _redacted(text):
     """The URL with any password in its user info replaced by ``xxxxx`` (as Go's url.Redacted does)."""
-    return re.sub(r"^([A-Za-z][A-Za-z0-9+.-]*://[^/@:]*):[^/@]*@", r"\1:xxxxx@", text)
+    # Up to the LAST "@": a password may itself hold "/" or "@", and none of it is ever shown.
+    return re.sub(r"^([A-Za-z][A-Za-z0-9+.-]*://).*@", r"\1xxxxx@", text, flags=re.S)
 
 
 def parse_proxy_url(text, cluster_name):

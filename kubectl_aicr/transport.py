@@ -68,7 +68,7 @@ class ServerURL:
 
     def __init__(self, text):
         self.text = text
-        shown = re.sub(r"//[^/@]*@", "//xxxxx@", text)  # never a password in a message
+        shown = re.sub(r"//.*@", "//xxxxx@", text, flags=re.S)  # never a password in a message, even one holding / or @
         try:
             parts = urlsplit(text)
         except ValueError as exc:

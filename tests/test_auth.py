@@ -385,3 +385,16 @@ def test_sigterm_while_waiting_removes_the_private_folder(plugin, api_server, tm
     assert process.returncode == 128 + signal.SIGTERM
     assert stderr == "error: terminated by SIGTERM\n"
     assert os.listdir(temporary) == []
+
+
+@pytest.mark.e2e
+def test_an_exec_command_is_never_taken_from_the_current_folder(run, api_server, tmp_path):
+    """An empty or "." PATH entry must not run a program found in the current folder (Go's ErrDot)."""
+    here = tmp_path / "repo"
+    marker = tmp_path / "ran"
+    write(here / "aicr-test-auth-plugin", "#!/bin/sh\ntouch %s\nexit 1\n" % marker, mode=0o755)
+    config = write(tmp_path / "config", config_with(api_server, exec_user("aicr-test-auth-plugin")))
+    for path in ("/usr/bin:/bin:", "/usr/bin::/bin", ".:/usr/bin:/bin"):
+        result = describe(run, api_server, config, cwd=str(here), env={"PATH": path})
+        one_error_line(result, "executable aicr-test-auth-plugin not found")
+        assert not marker.exists()

@@ -62,7 +62,7 @@ def test_refusals_and_server_messages_are_escaped(run, api_server, kubeconfig_fo
 @pytest.mark.e2e
 def test_a_name_from_the_command_line_is_escaped_in_errors(run, api_server, kubeconfig_for):
     result = run("describe", "evil\x1b[31m", kubeconfig=kubeconfig_for())
-    assert result.returncode == 1 and clean(result.stderr)
+    assert result.returncode == 2 and clean(result.stderr) and "is not a rollout name" in result.stderr
     assert "\\x1b[31m" in result.stderr or "\\u001b[31m" in result.stderr
 
 

@@ -40,9 +40,11 @@ def test_no_argument_takes_the_active_plan(run, api_server, kubeconfig_for, tmp_
     assert active["data"]["aicrImage"] in result.stdout and active["data"]["bundle"] in result.stdout
     docker, oras, diff = command_lines(result.stdout)
     argv = shlex.split(docker)
+    flags = json.loads(active["data"]["renderFlags"])
     assert argv[:3] == ["docker", "run", "--rm"] and active["data"]["aicrImage"] in argv
-    assert argv[-len(json.loads(active["data"]["renderFlags"])):] == json.loads(active["data"]["renderFlags"])
-    assert shlex.split(oras)[:3] == ["oras", "pull", active["data"]["bundle"]]
+    assert argv[-4 - len(flags):-4] == flags  # the plan's flags, then reproduce's own, which win
+    assert argv[-4:] == ["--recipe", "/work/recipe.json", "--output", "/work/rendered"]
+    assert shlex.split(oras) == ["oras", "pull", "--output", str(folder / "bundle"), active["data"]["bundle"]]
     assert shlex.split(diff) == ["diff", "-r", str(folder / "rendered"), str(folder / "bundle")]
     assert "Zero diff means the operator deployed exactly what the AICR CLI renders" in result.stdout
     assert only_reads(api_server)
@@ -140,7 +142,7 @@ def test_values_from_the_cluster_are_quoted_so_pasting_runs_nothing_else(run, ap
     result = run("reproduce", "--dir", tmp_path / "dir with space", kubeconfig=kubeconfig_for())
     assert result.returncode == 0, result.stderr
     docker = command_lines(result.stdout)[0]
-    assert shlex.split(docker)[-len(flags):] == flags
+    assert shlex.split(docker)[-4 - len(flags):-4] == flags
     # Run the line through a real shell with `docker` replaced by a program that prints its argv.
     shim = tmp_path / "bin"
     shim.mkdir()
@@ -148,7 +150,7 @@ def test_values_from_the_cluster_are_quoted_so_pasting_runs_nothing_else(run, ap
     os.chmod(shim / "docker", 0o755)
     out = subprocess.run(["sh", "-c", docker], cwd=tmp_path, stdout=subprocess.PIPE,
                          env={"PATH": "%s:/usr/bin:/bin" % shim}).stdout
-    assert out.split(b"\0")[:-1][-len(flags):] == [f.encode() for f in flags]
+    assert out.split(b"\0")[:-1][-4 - len(flags):-4] == [f.encode() for f in flags]
     assert not (tmp_path / "PWNED").exists()
 
 
@@ -182,3 +184,22 @@ def test_reproduce_changes_nothing_in_the_cluster(run, api_server, kubeconfig_fo
                  [digest_of(api_server, "plan-applications")]):
         run("reproduce", *args, "--dir", tmp_path / "d", kubeconfig=kubeconfig_for())
     assert api_server.requests and only_reads(api_server)
+
+
+@pytest.mark.parametrize("field,value,words", [
+    ("aicrImage", "-v/:/host@sha256:" + "a" * 64, "is not an image reference pinned by digest"),
+    ("aicrImage", "ghcr.io/nv\u0456dia/aicr@sha256:" + "a" * 64, "is not an image reference pinned by digest"),
+    ("bundle", "--output=/tmp/x", "is not a reference pinned by digest"),
+    ("bundle", "registry/bundles:latest", "is not a reference pinned by digest"),
+    ("renderFlags", json.dumps(["--recipe", "https://evil.example/recipe.json"]), "which reproduce sets itself"),
+    ("renderFlags", json.dumps(["--output=/etc"]), "which reproduce sets itself"),
+])
+def test_plan_values_that_could_bend_the_commands_are_refused(run, api_server, kubeconfig_for, tmp_path, field,
+                                                               value, words):
+    hostile = copy.deepcopy(plan(api_server, "plan-active"))
+    hostile["data"][field] = value
+    hostile["metadata"].pop("resourceVersion", None)
+    api_server.put_object(hostile)
+    result = run("reproduce", "--dir", tmp_path / "x", kubeconfig=kubeconfig_for())
+    assert result.returncode == 1 and words in result.stderr, result.stderr
+    assert not (tmp_path / "x").exists() and result.stdout == ""

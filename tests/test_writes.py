@@ -297,3 +297,31 @@ def test_unused_flags_are_accepted_with_a_warning(run, api_server, kubeconfig_fo
     result = run("describe", api_server.fixture_name("install"), "--reason", "r", kubeconfig=kubeconfig_for())
     assert result.returncode == 0
     assert result.stderr == "warning: kubectl aicr describe does not use --reason; it was ignored\n"
+
+
+def test_a_rollout_that_keeps_changing_gets_a_bounded_number_of_tries(run, api_server, kubeconfig_for):
+    """A busy controller bumps the resourceVersion all the time: a few paced tries, then a clear refusal."""
+    import threading
+    import time
+    name = api_server.fixture_name("awaiting-approval")
+    stop = threading.Event()
+
+    def churn():
+        while not stop.is_set():
+            obj = api_server.get_object("RuntimeRollout", name)
+            obj["status"]["message"] = "busy %f" % time.monotonic()
+            api_server.put_object(obj)
+            time.sleep(0.001)
+    api_server.clear_requests()
+    worker = threading.Thread(target=churn, daemon=True)
+    worker.start()
+    try:
+        result = run("approve", name, "--reason", "r", kubeconfig=kubeconfig_for())
+    finally:
+        stop.set()
+        worker.join(5)
+    patches = [r for r in api_server.requests if r.method == "PATCH"]
+    assert 1 <= len(patches) <= 8
+    if result.returncode:
+        assert "kept changing while this command tried to write" in result.stderr
+        assert "approval" not in spec(api_server, "awaiting-approval")

@@ -26,18 +26,20 @@ def run(invocation):
     with session.connect(invocation) as client:
         user = writes.who_am_i(client)
 
+        sent = {}
+
         def decide(rollout):
             expires = _expiry(rollout, lifetime, writes.now_utc(client))
+            sent.update(uid=rollout.uid, expires=expires)
             if not warned:
                 warned.append(True)
                 _warn_before_approving(client, namespace, rollout, expires)
             return objects.approval_operations(user, expires, reason)
 
         stored = objects.rollout(writes.conditional_patch(client, invocation.name, decide))
+    writes.check_stored(stored, invocation.name, sent["uid"], "approval", user=user, reason=reason,
+                        expires=sent["expires"])
     approval = stored.approval
-    if not isinstance(approval, objects.Approval):
-        raise RefusedError("the API server accepted the approval of %s but did not return it; check with "
-                           "kubectl aicr describe %s" % (invocation.name, invocation.name))
     output.say("rollout %s approved by %s until %s" % (
         output.safe(stored.name), output.safe(approval.user), output.safe(_time(approval.expires))))
     output.say("reason: %s" % output.safe(approval.reason))

@@ -24,6 +24,7 @@ from ..errors import ApiError, RefusedError, UsageError, VerificationError
 
 PLAN_NAME_RE = re.compile(r"\Aaicr-plan-[0-9a-f]{16}\Z")
 RECIPE_FILE = "recipe.json"
+OWN_FLAGS = ("--recipe", "-r", "--output", "-o")  # the aicr bundle flags reproduce sets (its own come last too)
 
 
 def run(invocation):
@@ -123,10 +124,15 @@ def _checked_render_inputs(plan):
         if isinstance(value, objects.Invalid):
             raise RefusedError("plan %s: %s" % (plan.name, value))
     if not plan.aicr_image or not objects.IMAGE_BY_DIGEST_RE.match(plan.aicr_image):
-        raise RefusedError("plan %s: its AICR image %s is not pinned by digest (image@sha256:<64 hex>)"
-                           % (plan.name, output.safe(plan.aicr_image)))
-    if not plan.bundle:
-        raise RefusedError("plan %s records no bundle reference" % plan.name)
+        raise RefusedError("plan %s: its AICR image %s is not an image reference pinned by digest "
+                           "(name@sha256:<64 hex>)" % (plan.name, output.safe(plan.aicr_image)))
+    if not plan.bundle or not objects.IMAGE_BY_DIGEST_RE.match(plan.bundle):
+        raise RefusedError("plan %s: its bundle %s is not a reference pinned by digest (name@sha256:<64 hex>)"
+                           % (plan.name, output.safe(plan.bundle)))
+    for flag in plan.render_flags:
+        if flag.split("=", 1)[0] in OWN_FLAGS:
+            raise RefusedError("plan %s: its render flags set %s, which reproduce sets itself"
+                               % (plan.name, output.safe(flag)))
     for value in [plan.aicr_image, plan.bundle] + list(plan.render_flags):
         if not shell_safe(value):
             raise RefusedError("plan %s holds a value with control characters, which cannot be quoted safely "
@@ -191,8 +197,8 @@ def report_lines(chosen, plan, image, bundle, flags, folder):
     """The plan, the image, the bundle and the three commands, every cluster value shell-quoted."""
     q = shlex.quote
     rendered, pulled = os.path.join(folder, "rendered"), os.path.join(folder, "bundle")
-    docker = ["docker", "run", "--rm", "-v", "%s:/work" % folder, image, "bundle",
-              "--recipe", "/work/" + RECIPE_FILE, "--output", "/work/rendered"] + flags
+    docker = ["docker", "run", "--rm", "-v", "%s:/work" % folder, image, "bundle"] + flags + [
+        "--recipe", "/work/" + RECIPE_FILE, "--output", "/work/rendered"]
     lines = output.fields([
         ("Plan", "%s (ConfigMap %s; %s)" % (output.safe(plan.digest), output.safe(plan.name), output.safe(chosen))),
         ("AICR image", image),
@@ -207,7 +213,7 @@ def report_lines(chosen, plan, image, bundle, flags, folder):
         "# 1. render the recipe with the AICR CLI the plan was rendered with, and its recorded flags",
         " ".join(q(part) for part in docker),
         "# 2. pull the bundle the operator deployed",
-        " ".join(q(part) for part in ["oras", "pull", bundle, "--output", pulled]),
+        " ".join(q(part) for part in ["oras", "pull", "--output", pulled, bundle]),
         "# 3. compare them",
         " ".join(q(part) for part in ["diff", "-r", rendered, pulled]),
         "",

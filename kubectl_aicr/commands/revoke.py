@@ -16,6 +16,8 @@ def run(invocation):
     with session.connect(invocation) as client:
         user = writes.who_am_i(client)
 
+        sent = {}
+
         def decide(rollout):
             writes.refuse_invalid(rollout, rollout.approval, rollout.revocation, rollout.outcome)
             if isinstance(rollout.revocation, objects.Revocation):
@@ -25,13 +27,13 @@ def run(invocation):
             writes.require_open(rollout, "revoked")
             if rollout.approval is None:
                 raise RefusedError("rollout %s is not approved; there is nothing to revoke" % rollout.name)
-            return objects.revocation_operations(user, writes.now_utc(client), reason)
+            sent.update(uid=rollout.uid, time=writes.now_utc(client))
+            return objects.revocation_operations(user, sent["time"], reason)
 
         stored = objects.rollout(writes.conditional_patch(client, invocation.name, decide))
+    writes.check_stored(stored, invocation.name, sent["uid"], "revocation", user=user, reason=reason,
+                        time=sent["time"])
     revocation = stored.revocation
-    if not isinstance(revocation, objects.Revocation):
-        raise RefusedError("the API server accepted the revocation of %s but did not return it; check with "
-                           "kubectl aicr describe %s" % (invocation.name, invocation.name))
     output.say("rollout %s revoked by %s at %s" % (output.safe(stored.name), output.safe(revocation.user),
                                                  output.safe(writes.shown_time(revocation.time))))
     output.say("reason: %s" % output.safe(revocation.reason))

@@ -15,12 +15,16 @@ command's 30-second deadline.
 """
 
 import datetime
+import time
 
 from .. import objects, output
 from ..cli import MAX_REASON_CHARS, parse_duration
 from ..errors import ApiError, AicrError, RefusedError, UsageError
 
 JSON_PATCH = "application/json-patch+json"
+MAX_ATTEMPTS = 8            # reads and writes of one decision, when others keep changing the rollout
+BACKOFF_SECONDS = 0.1       # the pause before the second attempt, doubling up to MAX_BACKOFF_SECONDS
+MAX_BACKOFF_SECONDS = 2.0
 MIN_EXPIRES_SECONDS = 60
 
 
@@ -64,7 +68,9 @@ def conditional_patch(client, name, decide):
     ``decide`` raises RefusedError to refuse. Returns the rollout object as the server stored it (dict).
     """
     path = objects.rollout_path(name)
-    while True:
+    for attempt in range(MAX_ATTEMPTS):
+        if attempt:
+            time.sleep(min(BACKOFF_SECONDS * 2 ** (attempt - 1), MAX_BACKOFF_SECONDS, client.deadline.remaining()))
         current = objects.rollout(client.get(path))
         operations = decide(current)
         version = current.resource_version
@@ -81,7 +87,19 @@ def conditional_patch(client, name, decide):
             again = objects.rollout(client.get(path))
             if again.resource_version == version:
                 raise  # the state is what we checked: this refusal is the server's own rule
-            # The rollout changed under us: decide again on the new state (next loop).
+            # The rollout changed under us: decide again on the new state (next loop, after a pause).
+    raise RefusedError("rollout %s kept changing while this command tried to write (%d attempts); nothing was "
+                       "written; try again" % (name, MAX_ATTEMPTS))
+
+
+def check_stored(stored, sent_to, uid, what, **expected):
+    """The rollout the server answered a write with must be the one written (name and UID) and hold
+    exactly what was sent (``expected``: field of ``what`` -> value); RefusedError otherwise."""
+    record = getattr(stored, what)
+    if stored.name != sent_to or (uid and stored.uid != uid) or record is None or isinstance(record, objects.Invalid) \
+            or any(getattr(record, key) != value for key, value in expected.items()):
+        raise RefusedError("the API server answered the %s of rollout %s with something other than what was "
+                           "written; check with kubectl aicr describe %s" % (what, sent_to, sent_to))
 
 
 def require_open(rollout, action):
