@@ -32,6 +32,7 @@ import base64
 import binascii
 import os
 import re
+import stat
 from typing import Dict, List, NamedTuple, Optional, Tuple
 
 from . import blockyaml, validation
@@ -156,8 +157,11 @@ def read_file_text(path, what="kubeconfig"):
     Returns None for a missing file.
     """
     try:
-        if os.path.isdir(path):
+        mode = os.stat(path).st_mode
+        if stat.S_ISDIR(mode):
             raise ConfigError("%s %s is a folder, not a file" % (what, path))
+        if stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode):  # opening a pipe would wait for a writer, past the deadline
+            raise ConfigError("%s %s is a pipe or socket, not a file" % (what, path))
         with open(path, "rb") as handle:
             data = handle.read(MAX_KUBECONFIG_BYTES + 1)
     except FileNotFoundError:

@@ -47,6 +47,7 @@ def main(argv=None):
             output.write_lines(shown.text.rstrip("\n").split("\n"))
             return 0
         cli.warn_unused_flags(invocation)
+        _end_on_termination()
         return _command(invocation.command)(invocation)
     except AicrError as exc:
         output.error(str(exc))
@@ -63,6 +64,21 @@ def main(argv=None):
         where = " at %s:%d" % (os.path.basename(frame.filename), frame.lineno) if frame else ""
         output.error("internal error: %s%s; please report it" % (type(exc).__name__, where))
         return EXIT_INTERNAL
+
+
+def _end_on_termination():
+    """SIGTERM and SIGHUP end the command through an exception, so every clean-up (temporary files, the
+    private credential folder) runs, and the exit status is 128 + the signal, as a shell reports it."""
+    import signal
+
+    def on_signal(signum, frame):
+        terminated = AicrError("terminated by %s" % signal.Signals(signum).name)
+        terminated.exit_code = 128 + signum
+        raise terminated
+
+    for name in ("SIGTERM", "SIGHUP"):
+        if hasattr(signal, name):
+            signal.signal(getattr(signal, name), on_signal)
 
 
 def _silence_stdout():

@@ -171,8 +171,14 @@ def _time(obj, path):
     return value
 
 
+MAX_ITEMS = 10000  # items of one list the plugin reads (steps, records, components): a bound on its work
+
+
 def _list(obj, path):
-    return _typed(obj, path, list, absent=[])
+    items = _typed(obj, path, list, absent=[])
+    if isinstance(items, list) and len(items) > MAX_ITEMS:
+        return Invalid(path, "a list of %d items, more than the %d the plugin reads" % (len(items), MAX_ITEMS))
+    return items
 
 
 def _mapping(obj, path):

@@ -25,6 +25,7 @@ import base64
 import ipaddress
 import re
 import socket
+import threading
 import struct
 from typing import NamedTuple, Optional
 from urllib.parse import unquote, urlsplit
@@ -190,11 +191,16 @@ def connect(proxy, host, port, timeout):
     if proxy.scheme == "https":
         raise TransportError("%s is an https:// proxy (%s); kubectl-aicr cannot speak TLS to a proxy: use an "
                              "http:// or socks5:// proxy" % (proxy.display(), proxy.origin))
+    from .transport import connect_tcp
     try:
-        sock = socket.create_connection((proxy.host, proxy.port), timeout)
+        sock = connect_tcp(proxy.host, proxy.port, timeout)
     except OSError as exc:
         raise TransportError("cannot connect to proxy %s (%s): %s"
                              % (proxy.display(), proxy.origin, exc.strerror or exc)) from None
+    # The tunnel's set-up shares the deadline: a proxy that trickles its answer is cut off by a watchdog.
+    watchdog = threading.Timer(timeout, _shut, (sock,))
+    watchdog.daemon = True
+    watchdog.start()
     try:
         if proxy.scheme == "http":
             _http_connect(sock, proxy, host, port)
@@ -203,7 +209,16 @@ def connect(proxy, host, port, timeout):
     except BaseException:
         sock.close()
         raise
+    finally:
+        watchdog.cancel()
     return sock
+
+
+def _shut(sock):
+    try:
+        sock.shutdown(socket.SHUT_RDWR)
+    except OSError:
+        pass
 
 
 def _target(host, port):

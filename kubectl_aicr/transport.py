@@ -43,7 +43,7 @@ from . import __version__, auth
 from .errors import ApiError, AuthError, ConfigError, TransportError
 
 DEADLINE_SECONDS = 30.0
-MAX_RESPONSE_BYTES = 32 * 1024 * 1024
+MAX_RESPONSE_BYTES = 16 * 1024 * 1024  # an object is at most ~1.5 MiB in etcd; lists of plans stay well under
 CHUNK_BYTES = 64 * 1024
 USER_AGENT = "kubectl-aicr/%s" % __version__
 
@@ -199,6 +199,41 @@ def _require_san(tls_socket, server_name):
         raise error
 
 
+def connect_tcp(host, port, timeout):
+    """``socket.create_connection``, but all of it inside ``timeout`` seconds: the name lookup (run in a
+    thread, since getaddrinfo cannot be interrupted) and every address tried, each with what is left."""
+    end = time.monotonic() + timeout
+    found = {}
+
+    def lookup():
+        try:
+            found["addresses"] = socket.getaddrinfo(host, port, 0, socket.SOCK_STREAM)
+        except OSError as exc:
+            found["error"] = exc
+
+    resolver = threading.Thread(target=lookup, name="name-lookup", daemon=True)
+    resolver.start()
+    resolver.join(timeout)
+    if resolver.is_alive():
+        raise socket.timeout("the name lookup of %s did not finish in time" % host)
+    if "error" in found:
+        raise found["error"]
+    last = OSError("no address for %s" % host)
+    for family, kind, protocol, _, address in found["addresses"]:
+        left = end - time.monotonic()
+        if left <= 0:
+            raise socket.timeout("timed out")
+        sock = socket.socket(family, kind, protocol)
+        sock.settimeout(left)
+        try:
+            sock.connect(address)
+            return sock
+        except OSError as exc:
+            last = exc
+            sock.close()
+    raise last
+
+
 class _Connection(http.client.HTTPSConnection):
     """An HTTPSConnection through an optional proxy, whose TLS server name (SNI, verification) may differ
     from the host."""
@@ -214,7 +249,7 @@ class _Connection(http.client.HTTPSConnection):
 
             sock = proxy.connect(self._via, self.host, self.port, self.timeout)
         else:
-            sock = socket.create_connection((self.host, self.port), self.timeout)
+            sock = connect_tcp(self.host, self.port, self.timeout)
         try:
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             self.sock = self._context.wrap_socket(sock, server_hostname=self._server_name)

@@ -398,3 +398,12 @@ def test_an_exec_command_is_never_taken_from_the_current_folder(run, api_server,
         result = describe(run, api_server, config, cwd=str(here), env={"PATH": path})
         one_error_line(result, "executable aicr-test-auth-plugin not found")
         assert not marker.exists()
+
+
+@pytest.mark.e2e
+def test_a_token_file_that_is_a_pipe_is_refused_at_once(run, api_server, tmp_path):
+    fifo = tmp_path / "token"
+    os.mkfifo(str(fifo))
+    config = write(tmp_path / "config", config_with(api_server, {"tokenFile": str(fifo)}))
+    result = describe(run, api_server, config, timeout=20)
+    one_error_line(result, "is a pipe or socket, not a file")

@@ -53,3 +53,22 @@ def test_ctrl_c_during_approve_leaves_the_rollout_as_it_was(plugin, api_server, 
                                                  kubeconfig, tmp_path)
     assert code == 130 and err == "error: interrupted\n"
     assert api_server.get_object("RuntimeRollout", name) == before
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP])
+def test_sigterm_and_sighup_end_a_command_with_its_clean_up(plugin, api_server, tmp_path, signum):
+    kubeconfig = api_server.write_kubeconfig(str(tmp_path / "kc"), style="cert-data")
+    tmpdir = tmp_path / "tmp"
+    tmpdir.mkdir()
+    env = dict(base_env(tmp_path), KUBECONFIG=str(kubeconfig), TMPDIR=str(tmpdir))
+    api_server.set_fault("hang")
+    process = subprocess.Popen(plugin_command(plugin) + ["reproduce", "--dir", str(tmp_path / "out")], env=env,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True)
+    deadline = time.monotonic() + 20
+    while not any(r.fault == "hang" for r in api_server.requests) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    process.send_signal(signum)
+    out, err = process.communicate(timeout=20)
+    assert process.returncode == 128 + signum
+    assert err == "error: terminated by %s\n" % signal.Signals(signum).name
+    assert os.listdir(tmpdir) == [] and not (tmp_path / "out").exists()
