@@ -382,21 +382,14 @@ def _steps(obj):
     return steps
 
 
-def _assessment_digest(obj):
-    """``spec.assessment.digest``; None only when ``spec.assessment`` is absent (no report was made)."""
-    body = _mapping(obj, "spec.assessment")
+def _optional_digest(obj, parent, key):
+    """``parent.key``, a digest; None only when ``parent`` is absent (``spec.from``: an initial install;
+    ``spec.assessment``: no report was made); a present parent without a valid digest is Invalid."""
+    body = _mapping(obj, parent)
     if body is None or isinstance(body, Invalid):
         return body
-    digest = _digest(body, "digest")
-    return Invalid("spec.assessment.digest", "missing") if digest is None else digest
-
-
-def _from_digest(obj):
-    body = _mapping(obj, "spec.from")
-    if body is None or isinstance(body, Invalid):
-        return body
-    digest = _digest(body, "desiredStateDigest")
-    return Invalid("spec.from.desiredStateDigest", "missing") if digest is None else digest
+    digest = _digest(body, key)
+    return Invalid("%s.%s" % (parent, key), "missing") if digest is None else digest
 
 
 def rollout(obj):
@@ -405,11 +398,11 @@ def rollout(obj):
         name=_text(obj, "metadata.name"), uid=_text(obj, "metadata.uid"),
         resource_version=_text(obj, "metadata.resourceVersion"),
         runtime_name=_text(obj, "spec.runtimeRef.name"), runtime_uid=_text(obj, "spec.runtimeRef.uid"),
-        from_digest=_from_digest(obj), to_digest=_digest(obj, "spec.to.desiredStateDigest"),
+        from_digest=_optional_digest(obj, "spec.from", "desiredStateDigest"), to_digest=_digest(obj, "spec.to.desiredStateDigest"),
         deadline=_time(obj, "spec.deadline"), approval_required=_bool(obj, "spec.approvalRequired"),
         inventory_releases=_int(obj, "spec.startingInventory.releases"),
         inventory_digest=_digest(obj, "spec.startingInventory.digest"),
-        assessment_digest=_assessment_digest(obj),
+        assessment_digest=_optional_digest(obj, "spec.assessment", "digest"),
         steps=_steps(obj), transition_records=_entries(obj, "spec.transitionRecords", _transition_record),
         approval=_decision(obj, "spec.approval", Approval, "expires"),
         revocation=_decision(obj, "spec.revocation", Revocation, "time"),

@@ -86,3 +86,19 @@ def test_names_and_paths():
     assert objects.short_digest(D2) == "sha256:3f9a1c0d2b7e4a51"
     assert objects.rollout_path("a/b") == "/apis/operator.aicr.run/v1alpha1/runtimerollouts/a%2Fb"
     assert objects.configmap_path("aicr-system", "x") == "/api/v1/namespaces/aicr-system/configmaps/x"
+
+
+def test_a_malformed_assessment_link_is_invalid_never_none():
+    for value in ("sha256:x", [], {}, {"digest": None}, {"digest": 7}):
+        r = objects.rollout(_rollout(assessment=value))
+        assert isinstance(r.assessment_digest, Invalid), value
+    assert objects.rollout(_rollout()).assessment_digest is None  # absent: no report was made
+
+
+def test_a_release_listed_twice_takes_its_own_status_entry():
+    obj = _rollout(steps=[{"release": "gpu-operator", "operation": "Upgrade"},
+                          {"release": "gpu-operator", "operation": "Verify"}])
+    obj["status"]["steps"] = [{"release": "gpu-operator", "state": "Ready"},
+                              {"release": "gpu-operator", "state": "Failed", "message": "validation failed"}]
+    steps = objects.rollout(obj).steps
+    assert [(s.operation, s.state) for s in steps] == [("Upgrade", "Ready"), ("Verify", "Failed")]
