@@ -248,8 +248,9 @@ def test_reproduce_without_an_argument_takes_the_active_plan(run, cluster, tmp_p
     flags = json.loads(active["data"]["renderFlags"])
     argv = shlex.split(docker)
     assert argv[:3] == ["docker", "run", "--rm"] and active["data"]["aicrImage"] in argv
-    assert argv[-len(flags):] == flags
-    assert shlex.split(oras)[:3] == ["oras", "pull", active["data"]["bundle"]]
+    assert argv[-4 - len(flags):-4] == flags  # the plan's flags, then reproduce's own, which win
+    assert argv[-4:] == ["--recipe", "/work/recipe.json", "--output", "/work/rendered"]
+    assert shlex.split(oras)[:2] == ["oras", "pull"] and shlex.split(oras)[-1] == active["data"]["bundle"]
     assert shlex.split(diff) == ["diff", "-r", str(folder / "rendered"), str(folder / "bundle")]
 
 
