@@ -24,6 +24,7 @@ import pytest
 
 from tests.apiserver import FIXTURE_ANNOTATION, load_fixtures
 from tests.real_apiserver import real_apiserver  # noqa: F401  (session fixture)
+from tests.test_describe import check_awaiting_approval, field
 
 pytestmark = [pytest.mark.real, pytest.mark.e2e]
 
@@ -94,12 +95,6 @@ def cluster(real_apiserver, tmp_path_factory):
     return Cluster(real_apiserver, str(tmp_path_factory.mktemp("real-kubeconfigs")))
 
 
-def field(text, label):
-    match = re.search(r"^%s:\s+(.*)$" % re.escape(label), text, re.M)
-    assert match, "no %r line in:\n%s" % (label, text)
-    return match.group(1)
-
-
 def describe(run, cluster, role, user="alice@example.com", style=None):
     return run("describe", cluster.name(role), kubeconfig=cluster.kubeconfig(user, style))
 
@@ -111,25 +106,9 @@ def test_describe_an_upgrade_awaiting_approval_with_its_verified_report(run, clu
     result = describe(run, cluster, "awaiting-approval")
     assert result.returncode == 0, result.stderr
     assert result.stderr == ""
-    out, obj = result.stdout, cluster.get("awaiting-approval")
-    assert field(out, "Name") == obj["metadata"]["name"]
-    assert field(out, "UID") == obj["metadata"]["uid"]                  # the real server's uid
-    assert obj["metadata"]["uid"] != cluster.given["awaiting-approval"]["metadata"]["uid"]
-    assert field(out, "Runtime") == "cluster (UID %s)" % obj["spec"]["runtimeRef"]["uid"]
-    frm, to = obj["spec"]["from"]["desiredStateDigest"], obj["spec"]["to"]["desiredStateDigest"]
-    assert field(out, "Transition") == "%s -> %s" % (frm[:23], to[:23])
-    assert field(out, "Phase") == "AwaitingApproval" and field(out, "Outcome") == "<none>"
-    assert field(out, "Deadline").startswith(obj["spec"]["deadline"] + " (in ")
-    assert field(out, "Approval") == "required, pending"
-    assert field(out, "Message") == obj["status"]["message"]
-    inventory = obj["spec"]["startingInventory"]
-    assert field(out, "Starting inventory") == "%d releases, %s" % (inventory["releases"], inventory["digest"])
-    assert re.search(r"^  gpu-operator\s+Upgrade\s+manual\s+yes\s+Pending$", out, re.M)
-    assert re.search(r"^  network-operator\s+Install\s+safe\s+yes\s+Pending$", out, re.M)
-    assert "verified against %s" % obj["spec"]["assessment"]["digest"] in field(out, "Assessment")
-    assert re.search(r"^  gpu-operator\s+version\s+25\.3\.0 -> 25\.10\.0\s+manual\s+", out, re.M)
-    assert "Recorded steps:" in out and "    before: No drain is in progress." in out
-    assert re.search(r"PostApply\s+reset-breaker", out)
+    obj = cluster.get("awaiting-approval")
+    assert obj["metadata"]["uid"] != cluster.given["awaiting-approval"]["metadata"]["uid"]  # the real server's uid
+    check_awaiting_approval(result.stdout, obj)
 
 
 def test_describe_an_initial_install(run, cluster):
