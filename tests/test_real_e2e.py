@@ -226,7 +226,7 @@ def test_reproduce_without_an_argument_takes_the_active_plan(run, cluster, tmp_p
     docker, oras, diff = command_lines(result.stdout)
     flags = json.loads(active["data"]["renderFlags"])
     argv = shlex.split(docker)
-    assert argv[:3] == ["docker", "run", "--rm"] and active["data"]["aicrImage"] in argv
+    assert argv[:5] == ["docker", "run", "--rm", "--user", "$(id -u):$(id -g)"] and active["data"]["aicrImage"] in argv
     assert argv[-4 - len(flags):-4] == flags  # the plan's flags, then reproduce's own, which win
     assert argv[-4:] == ["--recipe", "/work/recipe.json", "--output", "/work/rendered"]
     assert shlex.split(oras)[:2] == ["oras", "pull"] and shlex.split(oras)[-1] == active["data"]["bundle"]

@@ -41,7 +41,7 @@ def test_no_argument_takes_the_active_plan(run, api_server, kubeconfig_for, tmp_
     docker, oras, diff = command_lines(result.stdout)
     argv = shlex.split(docker)
     flags = json.loads(active["data"]["renderFlags"])
-    assert argv[:3] == ["docker", "run", "--rm"] and active["data"]["aicrImage"] in argv
+    assert argv[:5] == ["docker", "run", "--rm", "--user", "$(id -u):$(id -g)"] and active["data"]["aicrImage"] in argv
     assert argv[-4 - len(flags):-4] == flags  # the plan's flags, then reproduce's own, which win
     assert argv[-4:] == ["--recipe", "/work/recipe.json", "--output", "/work/rendered"]
     assert shlex.split(oras) == ["oras", "pull", "--output", str(folder / "bundle"), active["data"]["bundle"]]
@@ -112,7 +112,8 @@ def test_refusals_write_nothing(run, api_server, kubeconfig_for, tmp_path, role,
     assert result.stdout == ""
 
 
-@pytest.mark.parametrize("argument", ["latest", "sha256:ABC", "aicr-plan-xyz", "sha256:" + "0" * 63])
+@pytest.mark.parametrize("argument", ["latest", "sha256:ABC", "aicr-plan-xyz", "sha256:" + "0" * 15,
+                                      "sha256:" + "0" * 65, "sha256:" + "A" * 16])
 def test_a_plan_argument_of_neither_form_is_a_usage_error(run, api_server, kubeconfig_for, argument):
     result = run("reproduce", argument, kubeconfig=kubeconfig_for())
     assert result.returncode == 2 and "PLAN must be" in result.stderr
@@ -124,9 +125,9 @@ def test_unknown_digest_is_a_clear_error(run, api_server, kubeconfig_for, tmp_pa
     assert result.returncode == 1 and "no plan ConfigMap in aicr-system has desired-state digest" in result.stderr
 
 
-HOSTILE_FLAGS = ["--repo", "oci://host/a b", "--set", "x='y'", "--set", 'a="b"', "--note", "$(touch PWNED)",
-                 "--note", "`touch PWNED`", "--note", "a; touch PWNED", "--note", "*", "--note", "a\\nb",
-                 "--note", "tab\there"]
+HOSTILE_FLAGS = ["--repo", "oci://host/a'b", "--set", "c:x='y'", "--set", 'c:a="b c"', "--set", "c:n=$(touch PWNED)",
+                 "--set-json", "c:n=`touch PWNED`", "--set", "c:n=a; touch PWNED", "--set", "c:n=*", "--set",
+                 "c:n=a\\nb"]
 
 
 def _hostile_plan(api_server, flags):
@@ -137,7 +138,7 @@ def _hostile_plan(api_server, flags):
 
 
 def test_values_from_the_cluster_are_quoted_so_pasting_runs_nothing_else(run, api_server, kubeconfig_for, tmp_path):
-    flags = [f for f in HOSTILE_FLAGS if "\t" not in f]
+    flags = HOSTILE_FLAGS
     _hostile_plan(api_server, flags)
     result = run("reproduce", "--dir", tmp_path / "dir with space", kubeconfig=kubeconfig_for())
     assert result.returncode == 0, result.stderr
@@ -150,13 +151,16 @@ def test_values_from_the_cluster_are_quoted_so_pasting_runs_nothing_else(run, ap
     os.chmod(shim / "docker", 0o755)
     out = subprocess.run(["sh", "-c", docker], cwd=tmp_path, stdout=subprocess.PIPE,
                          env={"PATH": "%s:/usr/bin:/bin" % shim}).stdout
-    assert out.split(b"\0")[:-1][-4 - len(flags):-4] == [f.encode() for f in flags]
+    argv = out.split(b"\0")[:-1]
+    assert argv[-4 - len(flags):-4] == [f.encode() for f in flags]
+    # The render runs as the user who pastes the line, so rendered/ is theirs, not root's.
+    assert argv[:4] == [b"run", b"--rm", b"--user", ("%d:%d" % (os.getuid(), os.getgid())).encode()]
     assert not (tmp_path / "PWNED").exists()
 
 
 @pytest.mark.parametrize("bad", ["line\nbreak", "esc\x1b[31m", "tab\there", "bell\x07"])
 def test_a_value_with_control_characters_is_refused(run, api_server, kubeconfig_for, tmp_path, bad):
-    _hostile_plan(api_server, ["--note", bad])
+    _hostile_plan(api_server, ["--set", "c:n=" + bad])
     result = run("reproduce", "--dir", tmp_path / "x", kubeconfig=kubeconfig_for())
     assert result.returncode == 1 and "cannot be quoted safely" in result.stderr
     assert "\x1b" not in result.stderr and len(result.stderr.splitlines()) == 1
@@ -203,3 +207,116 @@ def test_plan_values_that_could_bend_the_commands_are_refused(run, api_server, k
     result = run("reproduce", "--dir", tmp_path / "x", kubeconfig=kubeconfig_for())
     assert result.returncode == 1 and words in result.stderr, result.stderr
     assert not (tmp_path / "x").exists() and result.stdout == ""
+
+
+# ---------------------------------------------------------------------------------------------
+# Render flags: only the `aicr bundle` flags the plugin knows, each of its shape (issue 13)
+
+KNOWN_FLAGS = ["--deployer", "argocd", "-d=argocd", "--repo", "https://github.com/acme/gitops.git",
+               "--app-name", "tenant-a.stack", "--set", "gpuoperator:driver.version=570.133.20",
+               "--set-json", 'agentgateway:allowedSourceRanges=["216.228.127.128/30"]', "--dynamic", "alloy:clusterName",
+               "--system-node-selector", "nodeGroup=system", "--accelerated-node-selector=nodeGroup=gpu",
+               "--workload-selector", "app=training", "--dra-eviction-node-label", "nvidia.com/dra-evict=true",
+               "--system-node-toleration", "dedicated=system:NoSchedule",
+               "--accelerated-node-toleration", "nvidia.com/gpu=present:NoExecute",
+               "--workload-gate", "skyhook.nvidia.com/runtime-required:NoSchedule", "--nodes", "8",
+               "--storage-class", "gp3", "--shared-storage-class", "efs-sc", "--flux-namespace", "flux-system",
+               "--flux-oci-source-name", "aicr-bundle", "--vendor-charts", "--readiness-hooks=false", "--serial"]
+
+
+def test_every_known_bundle_flag_is_passed_through_verbatim(run, api_server, kubeconfig_for, tmp_path):
+    _hostile_plan(api_server, KNOWN_FLAGS)
+    result = run("reproduce", "--dir", tmp_path / "out", kubeconfig=kubeconfig_for())
+    assert result.returncode == 0, result.stderr
+    assert shlex.split(command_lines(result.stdout)[0])[-4 - len(KNOWN_FLAGS):-4] == KNOWN_FLAGS
+
+
+def test_a_config_flag_and_a_double_dash_cannot_detach_the_render_from_the_verified_recipe(run, api_server,
+                                                                                          kubeconfig_for, tmp_path):
+    # The issue's example: --config could name another recipe, and `--` would turn reproduce's own
+    # --recipe into an argument, so the render would read a recipe nobody verified.
+    _hostile_plan(api_server, ["--deployer", "argocd", "--config", "https://evil.example/aicr-config.yaml", "--"])
+    result = run("reproduce", "--dir", tmp_path / "x", kubeconfig=kubeconfig_for())
+    assert result.returncode == 1, result.stderr
+    assert "the flag --config" in result.stderr and "same AICR release as the operator" in result.stderr
+    assert len(result.stderr.splitlines()) == 1 and result.stdout == ""
+    assert not (tmp_path / "x").exists()
+
+
+@pytest.mark.parametrize("flags,words", [
+    (["--deployer", "argocd", "--"], "the argument --"),
+    (["--data", "/srv/aicr-data"], "the flag --data"),
+    (["--set-file", "gpuoperator:driver=/etc/passwd"], "the flag --set-file"),
+    (["--kubeconfig", "/root/.kube/config"], "the flag --kubeconfig"),
+    (["--attest"], "the flag --attest"),
+    (["argocd"], "the argument argocd"),
+    (["-dargocd"], "the flag -dargocd"),
+    (["--vendor-charts", "true"], "the argument true"),
+    (["--vendor-charts=yes"], "takes no value but true or false"),
+    (["--deployer"], "render flag --deployer has no value"),
+    (["--deployer", "kustomize"], "not helm, helmfile, argocd, argocd-helm or flux"),
+    (["--nodes", "-1"], "not a whole number"),
+    (["--set", "--config=https://evil.example/c.yaml"], "not component:path=value"),
+    (["--repo", "--config"], "not a repository URL"),
+    (["--system-node-toleration", "key=value"], "not key=value:effect"),
+    (["--app-name", "Not_A_Name"], "not a DNS-1123 subdomain"),
+])
+def test_unknown_flags_and_values_of_the_wrong_shape_are_refused(run, api_server, kubeconfig_for, tmp_path, flags,
+                                                                  words):
+    _hostile_plan(api_server, flags)
+    result = run("reproduce", "--dir", tmp_path / "x", kubeconfig=kubeconfig_for())
+    assert result.returncode == 1 and words in result.stderr, result.stderr
+    assert len(result.stderr.splitlines()) == 1 and result.stdout == ""
+    assert not (tmp_path / "x").exists()
+
+
+# ---------------------------------------------------------------------------------------------
+# --dir that reads as an option; a digest prefix as describe prints it (issue 16)
+
+@pytest.mark.parametrize("args", [["--dir", "-"], ["--dir=-rf"], ["--dir", "--help"]])
+def test_a_dir_that_reads_as_an_option_is_refused(run, api_server, kubeconfig_for, tmp_path, args):
+    work = tmp_path / "work"
+    work.mkdir()
+    result = run("reproduce", *args, kubeconfig=kubeconfig_for(), cwd=str(work))
+    assert result.returncode == 2, (result.stdout, result.stderr)
+    assert "reads as an option" in result.stderr and len(result.stderr.splitlines()) == 1
+    assert os.listdir(str(work)) == [] and api_server.requests == []
+
+
+def test_a_folder_named_like_an_option_can_be_written_as_a_path(run, api_server, kubeconfig_for, tmp_path):
+    result = run("reproduce", "--dir", "./-", kubeconfig=kubeconfig_for(), cwd=str(tmp_path))
+    assert result.returncode == 0, result.stderr
+    assert (tmp_path / "-" / "recipe.json").exists()
+
+
+def test_a_16_digit_prefix_as_describe_prints_it_names_the_plan(run, api_server, kubeconfig_for, tmp_path):
+    digest = digest_of(api_server, "plan-candidate")
+    result = run("reproduce", digest[:len("sha256:") + 16], "--dir", tmp_path, kubeconfig=kubeconfig_for())
+    assert result.returncode == 0, result.stderr
+    assert "Plan:        %s (ConfigMap %s; found by its digest prefix)" % (
+        digest, plan(api_server, "plan-candidate")["metadata"]["name"]) in result.stdout
+    assert (tmp_path / "recipe.json").read_bytes() == plan(api_server, "plan-candidate")["data"]["recipe.json"].encode()
+
+
+def test_a_prefix_naming_several_plans_lists_them_and_writes_nothing(run, api_server, kubeconfig_for, tmp_path):
+    digest = digest_of(api_server, "plan-active")
+    twin = copy.deepcopy(plan(api_server, "plan-active"))
+    other = digest[:len("sha256:") + 20] + ("0" if digest[-44] != "0" else "1") * 44
+    twin["metadata"]["name"] = "aicr-plan-twin"
+    twin["metadata"]["annotations"]["operator.aicr.run/desired-state-digest"] = other
+    twin["metadata"].pop("resourceVersion", None)
+    api_server.put_object(twin)
+    result = run("reproduce", digest[:len("sha256:") + 16], "--dir", tmp_path / "x", kubeconfig=kubeconfig_for())
+    assert result.returncode == 1, result.stderr
+    assert "names 2 plans in aicr-system" in result.stderr and "give more of the digest" in result.stderr
+    assert "%s (%s)" % (digest, plan(api_server, "plan-active")["metadata"]["name"]) in result.stderr
+    assert "%s (aicr-plan-twin)" % other in result.stderr
+    assert not (tmp_path / "x").exists()
+    longer = run("reproduce", digest[:len("sha256:") + 24], "--dir", tmp_path / "y", kubeconfig=kubeconfig_for())
+    assert longer.returncode == 0, longer.stderr
+
+
+def test_a_prefix_naming_no_plan_is_a_clear_error(run, api_server, kubeconfig_for, tmp_path):
+    result = run("reproduce", "sha256:" + "f" * 16, "--dir", tmp_path / "x", kubeconfig=kubeconfig_for())
+    assert result.returncode == 1
+    assert "no plan ConfigMap in aicr-system has a desired-state digest starting with sha256:ffff" in result.stderr

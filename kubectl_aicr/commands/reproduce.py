@@ -3,10 +3,16 @@
 Source: ../shared/spec/kubectl-aicr-seed.txt ("reproduce") and operator-api.md ("Plan ConfigMap").
 Reads only (GET and LIST): it changes nothing in the cluster.
 
-- PLAN absent: ClusterRuntime ``cluster``'s active plan, else its candidate; ``sha256:<digest>``:
-  found by listing the plan ConfigMaps and matching their desired-state digest annotation,
-  never by trusting a name; ``aicr-plan-<16 hex>``: fetched by name, its annotation checked
-  against the name.
+- PLAN absent: ClusterRuntime ``cluster``'s active plan, else its candidate; ``sha256:<digest>``
+  (all 64 hex digits, or a prefix of 16 or more as describe prints it): found by listing the
+  plan ConfigMaps and matching their desired-state digest annotation, never by trusting a name
+  (a prefix must name exactly one plan; the candidates are listed when it does not);
+  ``aicr-plan-<16 hex>``: fetched by name, its annotation checked against the name.
+- ``--dir`` must not read as an option (``-``, ``-x``): write ``./-x`` for such a folder.
+- The plan's render flags must all be ``aicr bundle`` flags this plugin knows (RENDER_FLAGS,
+  from the AICR CLI reference), each value of the recorded shape; anything else (``--config``,
+  ``--data``, ``--``, a bare word, ...) could make the render read something other than the
+  verified recipe, so it is refused.
 - Refused, writing nothing: a plan rebuilt from Applications (no recipe), one that records no
   render flags, one whose recipe does not hash to ``recipeDigest`` (VerificationError, exit 3),
   and any value that cannot be quoted safely for a shell (control characters).
@@ -23,8 +29,52 @@ from ..cli import DEFAULT_OPERATOR_NAMESPACE, DEFAULT_REPRODUCE_DIR
 from ..errors import ApiError, RefusedError, UsageError, VerificationError
 
 PLAN_NAME_RE = re.compile(r"\Aaicr-plan-[0-9a-f]{16}\Z")
+DIGEST_PREFIX_RE = re.compile(r"\Asha256:[0-9a-f]{16,64}\Z")  # describe prints the first 16 hex digits
 RECIPE_FILE = "recipe.json"
 OWN_FLAGS = ("--recipe", "-r", "--output", "-o")  # the aicr bundle flags reproduce sets (its own come last too)
+# Run the render as the invoking user, so that rendered/ is theirs (Docker on Linux writes as root otherwise).
+# Printed as it is, not quoted: the shell expands it when the line is pasted.
+DOCKER_USER = '--user "$(id -u):$(id -g)"'
+
+# The `aicr bundle` flags a plan's renderFlags may hold, with the shape of their value (None: a boolean
+# flag, given alone or as --flag=true|false). Source: the AICR CLI reference, `aicr bundle` (pkg/cli/bundle.go
+# and its surface baseline pkg/cli/testdata/cli-surface.golden in NVIDIA/aicr). Left out on purpose: --recipe
+# and --output (reproduce's own), --config, --data and --set-file (they read files or URLs that nobody
+# verified, and --config can name another recipe), --kubeconfig, and the signing and registry flags
+# (--attest, --identity-token, --signing-key, ..., --plain-http, --insecure-tls), which do not shape the
+# rendered files. A newer AICR release may add flags: use the plugin from the same release as the operator.
+_DNS1123_LABEL = r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?"
+_DNS1123_SUBDOMAIN = r"(?=.{1,253}\Z)%s(\.%s)*" % (_DNS1123_LABEL, _DNS1123_LABEL)
+_LABEL_KEY = r"([a-z0-9]([-a-z0-9.]*[a-z0-9])?/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?"
+_LABEL_VALUE = r"([A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?)?"
+_EFFECT = r"(NoSchedule|PreferNoSchedule|NoExecute)"
+_COMPONENT_PATH = r"[a-z0-9][-a-z0-9]*:[A-Za-z0-9_][-A-Za-z0-9_.\[\]]*"
+_SHAPES = {
+    "deployer": (r"helm|helmfile|argocd|argocd-helm|flux", "helm, helmfile, argocd, argocd-helm or flux"),
+    "url": (r"[A-Za-z][A-Za-z0-9+.-]*://[^\s]+|[A-Za-z0-9_.-]+@[^\s]+", "a repository URL"),
+    "subdomain": (_DNS1123_SUBDOMAIN, "a DNS-1123 subdomain"),
+    "label": (_DNS1123_LABEL, "a DNS-1123 label"),
+    "override": (_COMPONENT_PATH + r"=.*", "component:path=value"),
+    "path": (_COMPONENT_PATH, "component:path"),
+    "selector": (_LABEL_KEY + "=" + _LABEL_VALUE, "key=value"),
+    "toleration": (_LABEL_KEY + "(=" + _LABEL_VALUE + ")?:" + _EFFECT, "key=value:effect"),
+    "count": (r"0|[1-9][0-9]{0,5}", "a whole number"),
+}
+RENDER_FLAGS = {
+    "--deployer": "deployer", "-d": "deployer",
+    "--repo": "url",
+    "--app-name": "subdomain",
+    "--set": "override", "--set-json": "override",
+    "--dynamic": "path",
+    "--system-node-selector": "selector", "--accelerated-node-selector": "selector",
+    "--workload-selector": "selector", "--dra-eviction-node-label": "selector",
+    "--system-node-toleration": "toleration", "--accelerated-node-toleration": "toleration",
+    "--workload-gate": "toleration",
+    "--nodes": "count",
+    "--storage-class": "subdomain", "--shared-storage-class": "subdomain",
+    "--flux-namespace": "label", "--flux-oci-source-name": "subdomain",
+    "--vendor-charts": None, "--readiness-hooks": None, "--serial": None,
+}
 
 
 def run(invocation):
@@ -33,6 +83,9 @@ def run(invocation):
     _check_plan_argument(invocation.name)
     if not shell_safe(folder):
         raise UsageError("--dir %s has control characters; choose a plain folder name" % output.safe(folder))
+    if folder.startswith("-"):
+        raise UsageError("--dir %s reads as an option; for a folder of that name write ./%s"
+                         % (output.safe(folder), output.safe(folder)))
     with session.connect(invocation) as client:
         chosen, configmap = find_plan(client, namespace, invocation.name)
     plan = objects.plan(configmap)
@@ -44,9 +97,10 @@ def run(invocation):
 
 
 def _check_plan_argument(name):
-    if name is None or objects.DIGEST_RE.match(name) or PLAN_NAME_RE.match(name):
+    if name is None or DIGEST_PREFIX_RE.match(name) or PLAN_NAME_RE.match(name):
         return
-    raise UsageError("PLAN must be sha256:<64 lowercase hex> or aicr-plan-<16 hex>, not %r" % name)
+    raise UsageError("PLAN must be sha256:<64 lowercase hex> (or its first 16 or more), or aicr-plan-<16 hex>, "
+                     "not %r" % name)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -65,7 +119,8 @@ def find_plan(client, namespace, name):
                     _plan_by_digest(client, namespace, digest)
         raise RefusedError("ClusterRuntime %s has neither an active nor a candidate plan" % objects.RUNTIME_NAME)
     if name.startswith("sha256:"):
-        return "found by its digest", _plan_by_digest(client, namespace, name)
+        how = "found by its digest" if objects.DIGEST_RE.match(name) else "found by its digest prefix"
+        return how, _plan_by_digest(client, namespace, name)
     configmap = _get(client, objects.configmap_path(namespace, name), "plan %s" % name)
     digest = objects.plan(configmap).digest
     if not isinstance(digest, str) or objects.plan_configmap_name(digest) != name:
@@ -84,10 +139,23 @@ def _get(client, path, what):
 
 
 def _plan_by_digest(client, namespace, digest):
+    """The one plan ConfigMap whose desired-state digest is ``digest``, or starts with it (a prefix)."""
     listed = client.get(objects.configmap_path(namespace), query={"labelSelector": objects.PLAN_SELECTOR})
-    matches = [item for item in objects.list_items(listed) if objects.plan(item).digest == digest]
+    matches = []
+    for item in objects.list_items(listed):
+        found = objects.plan(item).digest
+        if isinstance(found, str) and objects.DIGEST_RE.match(found) and found.startswith(digest):
+            matches.append(item)
     if not matches:
-        raise RefusedError("no plan ConfigMap in %s has desired-state digest %s" % (namespace, digest))
+        if objects.DIGEST_RE.match(digest):
+            raise RefusedError("no plan ConfigMap in %s has desired-state digest %s" % (namespace, digest))
+        raise RefusedError("no plan ConfigMap in %s has a desired-state digest starting with %s" % (namespace, digest))
+    digests = sorted(set(objects.plan(m).digest for m in matches))
+    if len(digests) > 1:
+        candidates = "; ".join("%s (%s)" % (d, ", ".join(sorted(str(objects.plan(m).name) for m in matches
+                                                              if objects.plan(m).digest == d))) for d in digests)
+        raise RefusedError("%s names %d plans in %s: %s; give more of the digest"
+                           % (digest, len(digests), namespace, output.safe(candidates)))
     if len(matches) > 1:
         names = ", ".join(sorted(str(objects.plan(m).name) for m in matches))
         raise RefusedError("%d plan ConfigMaps in %s claim desired-state digest %s (%s); refusing to guess"
@@ -129,15 +197,50 @@ def _checked_render_inputs(plan):
     if not plan.bundle or not objects.IMAGE_BY_DIGEST_RE.match(plan.bundle):
         raise RefusedError("plan %s: its bundle %s is not a reference pinned by digest (name@sha256:<64 hex>)"
                            % (plan.name, output.safe(plan.bundle)))
-    for flag in plan.render_flags:
-        if flag.split("=", 1)[0] in OWN_FLAGS:
-            raise RefusedError("plan %s: its render flags set %s, which reproduce sets itself"
-                               % (plan.name, output.safe(flag)))
     for value in [plan.aicr_image, plan.bundle] + list(plan.render_flags):
         if not shell_safe(value):
             raise RefusedError("plan %s holds a value with control characters, which cannot be quoted safely "
                                "for a shell: %s" % (plan.name, output.safe(value)))
+    problem = render_flags_problem(plan.render_flags)
+    if problem:
+        raise RefusedError("plan %s: %s" % (plan.name, problem))
     return list(plan.render_flags), plan.aicr_image, plan.bundle
+
+
+def render_flags_problem(flags):
+    """Why ``flags`` (a plan's renderFlags, a list of strings) cannot be passed to ``aicr bundle``, or None.
+
+    Every item must be a flag of RENDER_FLAGS (``--flag value`` or ``--flag=value``; a boolean flag alone
+    or ``--flag=true|false``) whose value has the flag's shape.
+    """
+    index = 0
+    while index < len(flags):
+        item = flags[index]
+        name, has_value, value = item.partition("=")
+        if name in OWN_FLAGS:
+            return "its render flags set %s, which reproduce sets itself" % output.safe(name)
+        if name not in RENDER_FLAGS:
+            what = "the argument %s" % output.safe(item) if not item.startswith("-") or item == "--" \
+                else "the flag %s" % output.safe(name)
+            return ("its render flags hold %s, which is not an `aicr bundle` flag this plugin knows to keep the "
+                    "render tied to the verified recipe; use the kubectl-aicr from the same AICR release as the "
+                    "operator" % what)
+        shape = RENDER_FLAGS[name]
+        if shape is None:
+            if has_value and value not in ("true", "false"):
+                return "render flag %s takes no value but true or false, not %s" % (name, output.safe(value))
+            index += 1
+            continue
+        if not has_value:
+            if index + 1 >= len(flags):
+                return "render flag %s has no value" % name
+            value = flags[index + 1]
+            index += 1
+        pattern, described = _SHAPES[shape]
+        if not re.fullmatch(pattern, value):
+            return "render flag %s has the value %s, which is not %s" % (name, output.safe(value), described)
+        index += 1
+    return None
 
 
 def shell_safe(value):
@@ -197,7 +300,8 @@ def report_lines(chosen, plan, image, bundle, flags, folder):
     """The plan, the image, the bundle and the three commands, every cluster value shell-quoted."""
     q = shlex.quote
     rendered, pulled = os.path.join(folder, "rendered"), os.path.join(folder, "bundle")
-    docker = ["docker", "run", "--rm", "-v", "%s:/work" % folder, image, "bundle"] + flags + [
+    docker_head = ["docker", "run", "--rm"]
+    docker = ["-v", "%s:/work" % folder, image, "bundle"] + flags + [
         "--recipe", "/work/" + RECIPE_FILE, "--output", "/work/rendered"]
     lines = output.fields([
         ("Plan", "%s (ConfigMap %s; %s)" % (output.safe(plan.digest), output.safe(plan.name), output.safe(chosen))),
@@ -211,7 +315,7 @@ def report_lines(chosen, plan, image, bundle, flags, folder):
         "Run these yourself:",
         "",
         "# 1. render the recipe with the AICR CLI the plan was rendered with, and its recorded flags",
-        " ".join(q(part) for part in docker),
+        " ".join([q(part) for part in docker_head] + [DOCKER_USER] + [q(part) for part in docker]),
         "# 2. pull the bundle the operator deployed",
         " ".join(q(part) for part in ["oras", "pull", "--output", pulled, bundle]),
         "# 3. compare them",
