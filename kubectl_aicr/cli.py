@@ -58,7 +58,8 @@ COMMANDS = {
                     "For a rollout in AwaitingAcknowledgement: records, as you, that the post-apply "
                     "steps of the release it waits on are done."),
     "reproduce": ("PLAN", False, "write a plan's recipe and print the commands that reproduce its bundle",
-                  "PLAN is sha256:<digest> or aicr-plan-<16 hex>; without it, the active plan, "
+                  "PLAN is sha256:<digest> (or its first 16+ hex digits, as describe prints it) or "
+                  "aicr-plan-<16 hex>; without it, the active plan, "
                   "else the candidate. Changes nothing in the cluster."),
     "version": (None, False, "print the plugin's version and the Python running it", ""),
     "help": ("COMMAND", False, "show help for the plugin or a command", ""),
@@ -90,7 +91,7 @@ USAGES = {
     "help": "help [COMMAND]",
 }
 OPERAND_HELP = {"ROLLOUT": "the RuntimeRollout's name (kubectl get runtimerollouts.operator.aicr.run)",
-                "PLAN": "sha256:<desired-state digest> or aicr-plan-<16 hex>",
+                "PLAN": "sha256:<desired-state digest, or its first 16+ hex digits> or aicr-plan-<16 hex>",
                 "COMMAND": "the command to explain"}
 
 

@@ -25,12 +25,16 @@ def check_awaiting_approval(out, obj):
     assert field(out, "Runtime") == "cluster (UID %s)" % obj["spec"]["runtimeRef"]["uid"]
     frm, to = obj["spec"]["from"]["desiredStateDigest"], obj["spec"]["to"]["desiredStateDigest"]
     assert field(out, "Transition") == "%s -> %s" % (frm[:23], to[:23])
+    assert field(out, "Target plan") == to[:23]  # sha256: and 16 hex digits, as reproduce accepts them
     assert field(out, "Phase") == "AwaitingApproval" and field(out, "Outcome") == "<none>"
     assert field(out, "Deadline").startswith(obj["spec"]["deadline"] + " (in ")
     assert field(out, "Approval") == "required, pending"
     assert field(out, "Message") == obj["status"]["message"]
     inventory = obj["spec"]["startingInventory"]
-    assert field(out, "Starting inventory") == "%d releases, %s" % (inventory["releases"], inventory["digest"])
+    assert field(out, "Starting inventory") == "%d releases, %s" % (inventory["releases"], inventory["digest"][:23])
+    # Digests are shortened to 16 hex digits everywhere but the line stating what the report was verified against.
+    assert [line for line in out.splitlines() if re.search(r"[0-9a-f]{17}", line)] == \
+        [line for line in out.splitlines() if line.startswith("Assessment:")]
     assert re.search(r"^  gpu-operator\s+Upgrade\s+manual\s+yes\s+Pending$", out, re.M)
     assert re.search(r"^  network-operator\s+Install\s+safe\s+yes\s+Pending$", out, re.M)
     assert "verified against %s" % obj["spec"]["assessment"]["digest"] in field(out, "Assessment")
@@ -142,3 +146,13 @@ def test_connection_refused_names_the_server(run, api_server, kubeconfig_for):
     result = run("describe", "x", kubeconfig=kubeconfig_for(server=server))
     assert result.returncode == 1
     assert result.stderr == "error: cannot connect to server %s: connection refused\n" % server
+
+
+def test_the_target_plan_describe_prints_is_what_reproduce_takes(run, api_server, kubeconfig_for, tmp_path):
+    out = describe(run, api_server, kubeconfig_for, "awaiting-approval").stdout
+    target = field(out, "Target plan")
+    assert re.fullmatch(r"sha256:[0-9a-f]{16}", target)
+    result = run("reproduce", target, "--dir", tmp_path / "r", kubeconfig=kubeconfig_for("alice@example.com"))
+    assert result.returncode == 0, result.stderr
+    assert field(result.stdout, "Plan").startswith(api_server.fixture("awaiting-approval")["spec"]["to"][
+        "desiredStateDigest"] + " (ConfigMap aicr-plan-%s; found by its digest prefix)" % target[7:])

@@ -6,6 +6,11 @@ records an assessment digest) its report ConfigMap in the operator namespace.
 A report whose bytes do not hash to the recorded digest, or that cannot be
 read, is never shown as valid: the rest is printed, then the command fails with
 :class:`~kubectl_aicr.errors.VerificationError` (exit status 3).
+
+Digests are shown as ``sha256:`` and their first 16 hex digits (as the plan and report ConfigMap
+names carry them, and as reproduce accepts them), except on the assessment line, which gives in
+full the digest the report was verified against. ``kubectl get runtimerollout NAME -o yaml``
+shows every one in full.
 """
 
 import datetime
@@ -122,7 +127,7 @@ def _inventory(rollout):
         return None
     count = "%s release%s" % (output.safe(size), "" if size == 1 else "s") if isinstance(size, int) \
         else output.safe(size)
-    return "%s, %s" % (count, output.safe(rollout.inventory_digest))
+    return "%s, %s" % (count, output.safe(objects.short_digest(rollout.inventory_digest)))
 
 
 def summary_lines(rollout, now):
@@ -135,7 +140,7 @@ def summary_lines(rollout, now):
         ("UID", rollout.uid),
         ("Runtime", runtime),
         ("Transition", _transition(rollout)),
-        ("Target plan", rollout.to_digest),
+        ("Target plan", objects.short_digest(rollout.to_digest)),
         ("Phase", rollout.phase),
         ("Outcome", rollout.outcome),
         ("Deadline", _when(rollout.deadline, now, "in %s", "passed %s ago")),
