@@ -7,8 +7,10 @@ Usage: python3 build.py [--output PATH]
 ``--release`` also writes, into the dist folder, the one portable file under the
 names the plugin page's install steps download (kubectl-aicr-<os>-<arch> for linux
 and darwin on amd64 and arm64), the completion helper kubectl_complete-aicr, one
-tar.gz per platform for krew (kubectl-aicr and kubectl_complete-aicr inside), and
-SHA256SUMS; and it rewrites the krew manifest plugins/aicr.yaml to match them.
+tar.gz per platform for krew (kubectl-aicr, kubectl_complete-aicr and LICENSE inside), and
+SHA256SUMS; and it rewrites the krew manifest plugins/aicr.yaml to match them (files
+installed, including LICENSE, and caveats: Python 3.8+, and how to link the completion
+helper, since krew puts only its bin folder on PATH).
 
 The archive is made with the standard library (zipfile, then zipapp, which adds
 the ``#!/usr/bin/env python3`` line and the executable bit). It is reproducible:
@@ -38,6 +40,7 @@ ZIP_EPOCH = (1980, 1, 1, 0, 0, 0)
 PLATFORMS = (("linux", "amd64"), ("linux", "arm64"), ("darwin", "amd64"), ("darwin", "arm64"))
 RELEASE_URL = "https://github.com/NVIDIA/aicr/releases/download/v{version}/{name}"
 COMPLETION = "kubectl_complete-aicr"
+LICENSE = "LICENSE"  # Apache-2.0, as AICR; krew wants it in every archive and installed by the manifest
 COMPLETION_SCRIPT = b"""#!/bin/sh
 # kubectl 1.26+ runs this to complete `kubectl aicr ...`: arguments are the words after
 # `aicr`, the last one the word being completed (k8s.io/kubectl pkg/cmd/plugin_completion.go).
@@ -134,6 +137,15 @@ def krew_manifest(release_version, sums):
         "  description: |",
         "    Inspect, approve, revoke and acknowledge the rollouts that NVIDIA's AI Cluster Runtime",
         "    (AICR) operator makes, and check a plan's bundle against the AICR CLI. Needs Python 3.8+.",
+        "  caveats: |",
+        "    kubectl aicr runs with python3 from PATH, which must be Python 3.8 or newer",
+        "    (check with `python3 --version`).",
+        "",
+        "    Shell completion (kubectl 1.26+): krew puts only its bin folder on PATH, so link",
+        "    the completion helper there yourself (again after each `kubectl krew upgrade aicr`):",
+        "",
+        '      ln -sf "${KREW_ROOT:-$HOME/.krew}/store/aicr/v%s/%s" \\' % (release_version, COMPLETION),
+        '        "${KREW_ROOT:-$HOME/.krew}/bin/%s"' % COMPLETION,
         "  platforms:",
     ]
     for os_name, arch in PLATFORMS:
@@ -150,6 +162,8 @@ def krew_manifest(release_version, sums):
             "      to: .",
             "    - from: %s" % COMPLETION,
             "      to: .",
+            "    - from: %s" % LICENSE,
+            "      to: .",
             "    bin: kubectl-aicr",
         ]
     return "\n".join(lines) + "\n"
@@ -161,11 +175,14 @@ def release(dist, manifest_path):
     build(main_file)
     with open(main_file, "rb") as handle:
         program = handle.read()
+    with open(os.path.join(ROOT, LICENSE), "rb") as handle:
+        license_text = handle.read()
     files = {"kubectl-aicr": (program, 0o755), COMPLETION: (COMPLETION_SCRIPT, 0o755)}
     for os_name, arch in PLATFORMS:
         files["kubectl-aicr-%s-%s" % (os_name, arch)] = (program, 0o755)
         files["kubectl-aicr-%s-%s.tar.gz" % (os_name, arch)] = (_tarball(
-            [("kubectl-aicr", program, 0o755), (COMPLETION, COMPLETION_SCRIPT, 0o755)]), 0o644)
+            [("kubectl-aicr", program, 0o755), (COMPLETION, COMPLETION_SCRIPT, 0o755),
+             (LICENSE, license_text, 0o644)]), 0o644)
     for name, (data, mode) in files.items():
         _write(os.path.join(dist, name), data, mode)
     sums = {name: hashlib.sha256(data).hexdigest() for name, (data, _) in files.items()}

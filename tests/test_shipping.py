@@ -16,7 +16,7 @@ from tests.conftest import ROOT, VENV_BIN, base_env, plugin_command
 
 KUBECTL = os.path.join(VENV_BIN, "kubectl")
 PYENV_VERSIONS = os.path.join(os.environ.get("PYENV_ROOT") or os.path.expanduser("~/.pyenv"), "versions")
-SOURCES = ["build.py", "kubectl_aicr"]
+SOURCES = ["build.py", "kubectl_aicr", "LICENSE"]
 
 
 def project_version():
@@ -102,6 +102,74 @@ def test_committed_krew_manifest_matches_the_release(two_releases):
             assert platform["bin"] in members and members[platform["bin"]].mode & 0o111
             assert {f["from"] for f in platform["files"]} <= set(members)
     assert seen == {("linux", "amd64"), ("linux", "arm64"), ("darwin", "amd64"), ("darwin", "arm64")}
+
+
+def test_each_archive_holds_the_license_and_the_manifest_installs_it(two_releases):
+    """krew's conventions: the license inside every archive, and installed by the manifest's ``files``."""
+    import tarfile
+    dist, tree = two_releases[0]
+    license_text = open(os.path.join(ROOT, "LICENSE"), "rb").read()
+    assert license_text.lstrip().startswith(b"Apache License\n                           Version 2.0, January 2004")
+    assert b"END OF TERMS AND CONDITIONS" in license_text  # the full text, not a notice
+    archives = sorted(n for n in os.listdir(dist) if n.endswith(".tar.gz"))
+    assert len(archives) == 4
+    for name in archives:
+        with tarfile.open(os.path.join(dist, name)) as tar:
+            member = tar.getmember("LICENSE")
+            assert member.isfile() and member.mode == 0o644
+            assert tar.extractfile(member).read() == license_text, name
+    manifest = yaml.safe_load(open(os.path.join(tree, "plugins", "aicr.yaml")))
+    for platform in manifest["spec"]["platforms"]:
+        assert {"from": "LICENSE", "to": "."} in platform["files"]
+
+
+def _krew_install(manifest, dist, krew_root):
+    """Lay the plugin out as `kubectl krew install` does: each ``files`` entry copied into
+    store/<name>/<version>/, and bin/kubectl-<name> a symbolic link to the manifest's ``bin``
+    (sigs.k8s.io/krew internal/installation: install.go, move.go)."""
+    import tarfile
+    spec = manifest["spec"]
+    platform = next(p for p in spec["platforms"] if p["selector"]["matchLabels"] == {"os": "linux", "arch": "amd64"})
+    store = os.path.join(krew_root, "store", manifest["metadata"]["name"], spec["version"])
+    os.makedirs(store)
+    with tarfile.open(os.path.join(dist, os.path.basename(platform["uri"]))) as tar:
+        for entry in platform["files"]:
+            member = tar.getmember(entry["from"])
+            with open(os.path.join(store, entry["to"], entry["from"]), "wb") as handle:
+                handle.write(tar.extractfile(member).read())
+            os.chmod(os.path.join(store, entry["to"], entry["from"]), member.mode)
+    os.makedirs(os.path.join(krew_root, "bin"))
+    os.symlink(os.path.join(store, platform["bin"]),
+               os.path.join(krew_root, "bin", "kubectl-" + manifest["metadata"]["name"]))
+    return store
+
+
+def test_manifest_caveats_name_python_and_the_completion_link_that_works(two_releases, tmp_path):
+    dist, tree = two_releases[0]
+    manifest = yaml.safe_load(open(os.path.join(tree, "plugins", "aicr.yaml")))
+    caveats = manifest["spec"]["caveats"]
+    assert "python3" in caveats and "Python 3.8 or newer" in caveats
+    assert "krew puts only its bin folder on PATH" in caveats
+    krew_root = str(tmp_path / "krew")
+    store = _krew_install(manifest, dist, krew_root)
+    assert sorted(os.listdir(store)) == ["LICENSE", "kubectl-aicr", "kubectl_complete-aicr"]
+    # The caveat's command, run as printed (continuation lines and all), links the helper into krew's bin.
+    command = caveats[caveats.index("ln -sf"):]
+    env = {"PATH": "/usr/bin:/bin", "KREW_ROOT": krew_root, "HOME": str(tmp_path)}
+    linked = subprocess.run(["sh", "-c", command], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            universal_newlines=True)
+    assert linked.returncode == 0, linked.stderr
+    helper = os.path.join(krew_root, "bin", "kubectl_complete-aicr")
+    assert os.path.realpath(helper) == os.path.realpath(os.path.join(store, "kubectl_complete-aicr"))
+    # With only krew's bin on PATH (and the interpreter's folder), kubectl's completion call works.
+    shim = tmp_path / "python"
+    shim.mkdir()
+    os.symlink(sys.executable, str(shim / "python3"))
+    env["PATH"] = os.pathsep.join([os.path.join(krew_root, "bin"), str(shim), "/usr/bin", "/bin"])
+    completed = subprocess.run(["kubectl_complete-aicr", "desc"], env=env, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, universal_newlines=True)
+    assert completed.returncode == 0, completed.stderr
+    assert completed.stdout.splitlines()[0] == "describe", completed.stdout
 
 
 @pytest.mark.parametrize("version", ["2.7", "3.6", "3.7"])
