@@ -213,6 +213,7 @@ def test_plan_values_that_could_bend_the_commands_are_refused(run, api_server, k
 # Render flags: only the `aicr bundle` flags the plugin knows, each of its shape (issue 13)
 
 KNOWN_FLAGS = ["--deployer", "argocd", "-d=argocd", "--repo", "https://github.com/acme/gitops.git",
+               "--repo=git@github.com:acme/gitops.git",
                "--app-name", "tenant-a.stack", "--set", "gpuoperator:driver.version=570.133.20",
                "--set-json", 'agentgateway:allowedSourceRanges=["216.228.127.128/30"]', "--dynamic", "alloy:clusterName",
                "--system-node-selector", "nodeGroup=system", "--accelerated-node-selector=nodeGroup=gpu",
@@ -258,6 +259,7 @@ def test_a_config_flag_and_a_double_dash_cannot_detach_the_render_from_the_verif
     (["--nodes", "-1"], "not a whole number"),
     (["--set", "--config=https://evil.example/c.yaml"], "not component:path=value"),
     (["--repo", "--config"], "not a repository URL"),
+    (["--repo", "--config@evil.example:x.yaml"], "not a repository URL"),
     (["--system-node-toleration", "key=value"], "not key=value:effect"),
     (["--app-name", "Not_A_Name"], "not a DNS-1123 subdomain"),
 ])

@@ -51,7 +51,7 @@ _EFFECT = r"(NoSchedule|PreferNoSchedule|NoExecute)"
 _COMPONENT_PATH = r"[a-z0-9][-a-z0-9]*:[A-Za-z0-9_][-A-Za-z0-9_.\[\]]*"
 _SHAPES = {
     "deployer": (r"helm|helmfile|argocd|argocd-helm|flux", "helm, helmfile, argocd, argocd-helm or flux"),
-    "url": (r"[A-Za-z][A-Za-z0-9+.-]*://[^\s]+|[A-Za-z0-9_.-]+@[^\s]+", "a repository URL"),
+    "url": (r"[A-Za-z][A-Za-z0-9+.-]*://[^\s]+|[A-Za-z0-9][A-Za-z0-9_.-]*@[^\s]+", "a repository URL"),
     "subdomain": (_DNS1123_SUBDOMAIN, "a DNS-1123 subdomain"),
     "label": (_DNS1123_LABEL, "a DNS-1123 label"),
     "override": (_COMPONENT_PATH + r"=.*", "component:path=value"),
