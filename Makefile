@@ -23,6 +23,8 @@ build:
 
 # Release files (dist/kubectl-aicr-<os>-<arch>, their krew tarballs, SHA256SUMS) and plugins/aicr.yaml.
 # Run it and commit plugins/aicr.yaml whenever kubectl_aicr/ changes: a test checks the manifest.
+# The release workflow (.github/workflows/on-tag.yaml) runs this target on a tag and attests its files
+# (tests/test_release_workflow.py checks that, and lints the workflow with actionlint and zizmor).
 release:
 	$(PYTHON) build.py --release
 
