@@ -183,6 +183,8 @@ def wrap_line(line, width, indent="", usage=False):
         hang = lead + body.find(PROG + " ") + len(PROG) + 1
     # "[--expires DURATION]" stays on one line: its inner spaces are not break points
     body = re.sub(r"\[[^\]]*\]", lambda m: m.group(0).replace(" ", "\x00"), body)
+    if hang + max(len(unit) for unit in body.split()) > width:
+        hang = lead + 4  # a narrow terminal: a shallower hanging indent rather than a line too long
     wrapped = textwrap.wrap(body, width, initial_indent=indent + " " * lead, subsequent_indent=indent + " " * hang,
                             break_long_words=False, break_on_hyphens=False)
     return "\n".join(wrapped).replace("\x00", " ")
@@ -430,7 +432,8 @@ def _check_flag_names(argv):
             continue
         if name not in known:
             import difflib
-            close = difflib.get_close_matches(name, known, n=1, cutoff=0.6)
+            close = [flag for flag in known if flag.startswith(name)] or \
+                difflib.get_close_matches(name, known, n=1, cutoff=0.75)
             hints = ["did you mean %s?" % close[0]] if close else []
             raise UsageError("unknown flag: %s" % name, hints=hints + [see])
 
