@@ -7,7 +7,7 @@ URLs, headers or TLS settings themselves.
 
 import contextlib
 
-from . import auth, kubeconfig, transport
+from . import auth, kubeconfig, transport, validation
 
 
 @contextlib.contextmanager
@@ -15,7 +15,7 @@ def connect(invocation, deadline=None, environ=None):
     """Yield a :class:`transport.Client` for ``invocation`` (its --kubeconfig and --context).
 
     ``--as``, ``--as-group`` and ``--as-uid`` replace the user's ``as``, ``as-groups`` and ``as-uid``
-    (:func:`impersonated`). ``deadline``: a :class:`transport.Deadline` (default: a new 30-second one, started
+    (:func:`impersonated`; ConfigError for groups or a UID without a user, as kubectl). ``deadline``: a :class:`transport.Deadline` (default: a new 30-second one, started
     here); ``environ``: the environment (default ``os.environ``). The deadline bounds
     every request and every run of an exec credential plugin. Credential material that must live in files
     (``client-key-data``, an exec plugin's key) is written to a private temporary
@@ -49,6 +49,8 @@ def impersonated(user, invocation):
     if not (as_user or as_groups or as_uid):
         return user
     base = user if user is not None else kubeconfig.User(name="")
-    return base._replace(impersonate=as_user or base.impersonate,
-                         impersonate_groups=tuple(as_groups) if as_groups else base.impersonate_groups,
-                         impersonate_uid=as_uid or base.impersonate_uid)
+    merged = base._replace(impersonate=as_user or base.impersonate,
+                           impersonate_groups=tuple(as_groups) if as_groups else base.impersonate_groups,
+                           impersonate_uid=as_uid or base.impersonate_uid)
+    validation.check_user(merged)  # as clientcmd validates the merged AuthInfo: no groups/uid without a user
+    return merged
