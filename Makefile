@@ -7,7 +7,7 @@ VPY    := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 PYENV_ROOT ?= $(shell pyenv root 2>/dev/null || echo $$HOME/.pyenv)
 
-.PHONY: all build release test test-all test-pythons test-real real-apiserver demo bench clean venv
+.PHONY: all build release test test-all test-pythons test-real real-apiserver demo serve bench clean venv
 
 all: build
 
@@ -48,6 +48,11 @@ test-all: test test-pythons test-real
 
 demo: $(STAMP) build
 	$(VPY) -m tests.demo
+
+# The playground: the test API server with the demo fixtures, in the foreground until Ctrl-C. It prints the
+# export lines for a second terminal and what each fixture rollout shows (README "Try it").
+serve: $(STAMP) build
+	$(VPY) -m tests.serve
 
 bench: $(STAMP) build
 	$(VPY) benchmarks/run.py

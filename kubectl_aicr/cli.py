@@ -41,7 +41,26 @@ FLAGS = (
      "approve: how long the approval stays valid, a Go duration such as 2h or 1h30m "
      "(default: until the rollout's deadline)"),
     ("--dir", "PATH", "reproduce: where the recipe is written (default %s)" % DEFAULT_REPRODUCE_DIR),
+    ("--all", None, "list: also show the rollouts that have ended"),
+    ("--as", "USER", "username to impersonate for the command, as kubectl's --as (overrides the kubeconfig's as)"),
+    ("--as-group", "GROUP", "group to impersonate; repeat it for several groups (overrides the kubeconfig's "
+                            "as-groups)"),
+    ("--as-uid", "UID", "UID to impersonate (overrides the kubeconfig's as-uid)"),
 )
+# Flags given more than once keep every value (pflag's StringArray), others keep the last.
+REPEATABLE = ("--as-group",)
+# Where a flag's value goes in the Invocation, when that is not the flag's name with '_' for '-'.
+DESTS = {"--as": "as_user", "--as-group": "as_groups"}
+
+
+def dest(flag):
+    """The Invocation field of ``flag`` (``--as-uid`` -> ``as_uid``, ``--as`` -> ``as_user``)."""
+    return DESTS.get(flag) or flag[2:].replace("-", "_")
+
+
+def takes_value(flag):
+    """True for flags written ``--flag VALUE``; False for switches such as ``--all``."""
+    return any(name == flag and metavar for name, metavar, _ in FLAGS)
 
 # name -> (positional metavar or None, positional required?, one-line summary, description)
 COMMANDS = {
@@ -61,16 +80,25 @@ COMMANDS = {
                   "PLAN is sha256:<digest> (or its first 16+ hex digits, as describe prints it) or "
                   "aicr-plan-<16 hex>; without it, the active plan, "
                   "else the candidate. Changes nothing in the cluster."),
+    "list": (None, False, "list the rollouts in progress, those that need a person first",
+             "One row per rollout that has not ended (--all: every rollout). Columns: NAME; PHASE; "
+             "APPROVAL (pending, not required, approved by USER until TIME, expired, revoked by USER, or not "
+             "given for an ended rollout); WAITING ON (the release awaiting acknowledgement); DEADLINE (time "
+             "left, or since it passed); AGE (since the rollout was created). Rows that need a person, an "
+             "approval or an acknowledgement, come first, soonest deadline first. Needs only get and list "
+             "on runtimerollouts; changes nothing in the cluster."),
     "version": (None, False, "print the plugin's version and the Python running it", ""),
     "help": ("COMMAND", False, "show help for the plugin or a command", ""),
 }
 
 
 Invocation = collections.namedtuple(
-    "Invocation", "command name kubeconfig context operator_namespace reason expires dir")
+    "Invocation", "command name kubeconfig context operator_namespace reason expires dir "
+                  "all as_user as_groups as_uid", defaults=(None, None, None, None))
 Invocation.__doc__ = """A parsed command line (str fields; None where a flag or operand was not given).
 
-``name`` is the ROLLOUT, PLAN or COMMAND operand."""
+``name`` is the ROLLOUT, PLAN or COMMAND operand; ``all`` is True or None; ``as_groups`` a
+tuple of str or None."""
 
 
 class HelpRequested(Exception):
@@ -87,19 +115,100 @@ USAGES = {
     "revoke": "revoke ROLLOUT --reason TEXT [flags]",
     "acknowledge": "acknowledge ROLLOUT [flags]",
     "reproduce": "reproduce [PLAN] [--dir PATH] [flags]",
+    "list": "list [--all] [flags]",
     "version": "version",
     "help": "help [COMMAND]",
+}
+# command -> [(what it does, the command line)]: the Examples section of its help. A test runs every one
+# against the test API server (tests/test_help_examples.py), so they must stay true of its fixtures.
+EXAMPLES = {
+    "describe": [("Show a rollout as an approver decides on it", "kubectl aicr describe rollout-7953c836e83feab1-1"),
+                 ("The same rollout, through another kubeconfig context",
+                  "kubectl aicr describe rollout-7953c836e83feab1-1 --context carol")],
+    "approve": [("Approve for two hours", "kubectl aicr approve rollout-7953c836e83feab1-1 --expires 2h "
+                                          "--reason 'Maintenance window CHG-1234'"),
+                ("Approve until the rollout's deadline",
+                 "kubectl aicr approve rollout-7953c836e83feab1-1 --reason 'Agreed in the change board'")],
+    "revoke": [("Revoke an approval before the rollout goes further",
+                "kubectl aicr revoke rollout-e218ed4ca55ec015-1 --reason 'Training job not checkpointed'")],
+    "acknowledge": [("Record that the post-apply steps of the awaited release are done",
+                     "kubectl aicr acknowledge rollout-9b1be94d38a77b42-1")],
+    "reproduce": [("Reproduce the active plan's bundle (else the candidate's)", "kubectl aicr reproduce"),
+                  ("A plan by name, into a folder of your choice",
+                   "kubectl aicr reproduce aicr-plan-07ed50388c1d8b9f --dir plan-active")],
+    "list": [("What needs a person now", "kubectl aicr list"),
+             ("Every rollout, the ended ones too", "kubectl aicr list --all"),
+             ("What another user sees (needs the impersonate permission, as kubectl --as does)",
+              "kubectl aicr list --context admin --as carol@example.com --as-group aicr-readers")],
+    "version": [("Print the plugin's version", "kubectl aicr version")],
+    "help": [("Explain list's columns", "kubectl aicr help list")],
 }
 OPERAND_HELP = {"ROLLOUT": "the RuntimeRollout's name (kubectl get runtimerollouts.operator.aicr.run)",
                 "PLAN": "sha256:<desired-state digest, or its first 16+ hex digits> or aicr-plan-<16 hex>",
                 "COMMAND": "the command to explain"}
 
 
+MAX_HELP_WIDTH = 100
+
+
+def _shell_words(text):
+    """``text`` split into shell words, a quoted word kept whole (so a line break never lands inside quotes)."""
+    return re.findall(r"(?:'[^']*'|\"[^\"]*\"|[^\s'\"])+", text)
+
+
+def wrap_line(line, width, indent="", usage=False):
+    """One help line wrapped at word boundaries to ``width`` columns, never splitting a word.
+
+    An example command (``kubectl aicr ...``) continues with `` \\`` so it still pastes into a shell; a
+    ``name   text`` line (commands, columns) continues under its text; other lines under their start.
+    """
+    if len(indent) + len(line) <= width or not line.strip():
+        return indent + line
+    lead = len(line) - len(line.lstrip())
+    body = line.lstrip()
+    if body.startswith(PROG + " ") and not usage:
+        lines, current = [], indent + " " * lead
+        for word in _shell_words(body):
+            start = current.strip() == ""
+            if not start and len(current) + 1 + len(word) + 2 > width:
+                lines.append(current + " \\")
+                current = indent + " " * (lead + 4) + word
+            else:
+                current += ("" if start else " ") + word
+        return "\n".join(lines + [current])
+    match = re.match(r"\S+(?: \S+)*?\s{2,}(?=\S)", body)
+    hang = lead + len(match.group(0)) if match and lead + len(match.group(0)) <= width // 2 else lead
+    if body.startswith("# "):
+        hang = lead + 2
+    if usage and PROG + " " in body:
+        hang = lead + body.find(PROG + " ") + len(PROG) + 1
+    # "[--expires DURATION]" stays on one line: its inner spaces are not break points
+    body = re.sub(r"\[[^\]]*\]", lambda m: m.group(0).replace(" ", "\x00"), body)
+    if hang + max(len(unit) for unit in body.split()) > width:
+        hang = lead + 4  # a narrow terminal: a shallower hanging indent rather than a line too long
+    wrapped = textwrap.wrap(body, width, initial_indent=indent + " " * lead, subsequent_indent=indent + " " * hang,
+                            break_long_words=False, break_on_hyphens=False)
+    return "\n".join(wrapped).replace("\x00", " ")
+
+
 class _Formatter(argparse.RawDescriptionHelpFormatter):
-    """argparse's formatter, but never breaking a line at a hyphen (``aicr-reproduce`` stays whole)."""
+    """argparse's formatter for the terminal's width (``COLUMNS``, at most 100): every line is wrapped at word
+    boundaries, never inside a word or at a hyphen (``aicr-reproduce`` and resource names stay whole)."""
+
+    def __init__(self, prog, indent_increment=2, max_help_position=24, width=None):
+        import shutil
+        width = width or max(min(shutil.get_terminal_size().columns, MAX_HELP_WIDTH) - 1, 20)
+        super().__init__(prog, indent_increment, max_help_position, width)
 
     def _split_lines(self, text, width):
-        return textwrap.wrap(" ".join(text.split()), width, break_on_hyphens=False)
+        return textwrap.wrap(" ".join(text.split()), width, break_on_hyphens=False, break_long_words=False)
+
+    def _fill_text(self, text, width, indent):
+        return "\n".join(wrap_line(line, width, indent) for line in text.splitlines())
+
+    def _format_usage(self, usage, actions, groups, prefix):
+        text = super()._format_usage(usage, actions, groups, prefix)
+        return "\n".join(wrap_line(line, self._width, usage=True) for line in text.rstrip("\n").split("\n")) + "\n\n"
 
 
 class _Parser(argparse.ArgumentParser):
@@ -124,10 +233,44 @@ class _Parser(argparse.ArgumentParser):
         raise HelpRequested(self.format_help())
 
 
-def _add_flags(parser):
-    group = parser.add_argument_group("flags (every command accepts every flag)")
+def uses_flag(command, flag):
+    """True when ``command`` uses ``flag`` (FLAG_USERS; a flag not listed there is used by every command that
+    talks to the cluster)."""
+    if command in ("help", "version"):
+        return False
+    users = FLAG_USERS.get(dest(flag))
+    return users is None or command in users
+
+
+def _add_flags(parser, command=None):
+    """Every flag on ``parser``; for a command, those it uses under ``flags:``, the others accepted but not shown
+    (its help's epilog names them)."""
+    title = "flags (every command accepts every flag)" if command is None else "flags"
+    group = parser.add_argument_group(title)
     for flag, metavar, text in FLAGS:
-        group.add_argument(flag, metavar=metavar, help=text, default=argparse.SUPPRESS)
+        shown = command is None or uses_flag(command, flag)
+        options = {"help": text if shown else argparse.SUPPRESS, "default": argparse.SUPPRESS,
+                   "dest": dest(flag)}
+        if metavar is None:
+            options["action"] = "store_true"
+        else:
+            options["metavar"] = metavar
+            if flag in REPEATABLE:
+                options["action"] = "append"
+        group.add_argument(flag, **options)
+
+
+def _command_epilog(name):
+    """The accepted-and-ignored flags, then the Examples section."""
+    parts = []
+    ignored = [flag for flag, _, _ in FLAGS if not uses_flag(name, flag)]
+    if ignored:
+        parts.append("Accepted and ignored by %s (every command accepts every flag): %s"
+                     % (name, ", ".join(ignored)))
+    examples = EXAMPLES.get(name)
+    if examples:
+        parts.append("Examples:\n" + "\n\n".join("  # %s\n  %s" % (what, line) for what, line in examples))
+    return "\n\n".join(parts)
 
 
 def _commands_text():
@@ -146,25 +289,25 @@ def build_parser():
         prog=PROG, allow_abbrev=False,
         usage="%(prog)s COMMAND ROLLOUT [flags]\n       %(prog)s reproduce [PLAN] [flags]\n"
               "       %(prog)s help [COMMAND]",
-        description=textwrap.fill(
+        description=(
             "Inspect, approve, revoke and acknowledge the rollouts of NVIDIA AI Cluster Runtime (AICR), and "
             "check a plan's bundle against the AICR CLI. Talks to the Kubernetes API server only. Each "
-            "command's API calls share a 30-second deadline.", 79),
+            "command's API calls share a 30-second deadline."),
         epilog=_commands_text() + "\n\n" + _epilog(), formatter_class=_Formatter)
     _add_version(parser)
     _add_flags(parser)
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser,
                                        help=argparse.SUPPRESS)
     for name, (operand, required, summary, description) in COMMANDS.items():
-        sub = subparsers.add_parser(name, description=textwrap.fill(description or summary, 79),
-                                    formatter_class=_Formatter,
+        sub = subparsers.add_parser(name, description=description or summary,
+                                    formatter_class=_Formatter, epilog=_command_epilog(name) or None,
                                     allow_abbrev=False, prog="%s %s" % (PROG, name),
                                     usage="%s %s" % (PROG, USAGES[name]))
         if operand:
             sub.add_argument("name", metavar=operand, nargs="?", default=argparse.SUPPRESS,
                              help=OPERAND_HELP[operand])
         _add_version(sub)
-        _add_flags(sub)
+        _add_flags(sub, name)
     return parser
 
 
@@ -181,25 +324,25 @@ def version_text():
 
 # flag -> the commands that use it (flags.md); every command accepts every flag, the others say so.
 FLAG_USERS = {"reason": ("approve", "revoke"), "expires": ("approve",), "dir": ("reproduce",),
-              "operator_namespace": ("describe", "reproduce", "approve")}
+              "operator_namespace": ("describe", "reproduce", "approve"), "all": ("list",)}
 
 
 def warn_unused_flags(invocation):
     """Warn on stderr about flags the command accepts but does not use (``acknowledge --reason``)."""
     from . import output
     for key, users in FLAG_USERS.items():
-        if getattr(invocation, key) is not None and invocation.command not in users + ("help", "version"):
+        if getattr(invocation, key, None) is not None and invocation.command not in users + ("help", "version"):
             output.warning("%s %s does not use --%s; it was ignored"
                            % (PROG, invocation.command, key.replace("_", "-")))
 
 
 def _join_flag_values(argv):
     """``--flag value`` -> ``--flag=value``, so a value may start with '-' (``--expires -1h``), as pflag takes it."""
-    takes_value = {flag for flag, _, _ in FLAGS}
+    valued = {flag for flag, metavar, _ in FLAGS if metavar}
     joined, index = [], 0
     while index < len(argv):
         item = argv[index]
-        if item in takes_value and index + 1 < len(argv):
+        if item in valued and index + 1 < len(argv):
             joined.append("%s=%s" % (item, argv[index + 1]))
             index += 2
         else:
@@ -219,7 +362,9 @@ def parse(argv):
         raise HelpRequested(parser.format_help())
     if "--" in argv:
         raise UsageError("'--' is not supported: names never start with '-'")
-    ns = parser.parse_args(_join_flag_values(argv))
+    joined = _switches(_join_flag_values(argv))
+    _check_flag_names(joined)
+    ns = parser.parse_args(joined)
     values = vars(ns)
     command = values.get("command")
     if values.get("version"):
@@ -243,13 +388,55 @@ def parse(argv):
         raise UsageError("%r is not a rollout name (a Kubernetes object name: lower-case letters, digits, '-' "
                          "and '.', at most 253 characters)" % values["name"])
     for flag, _, _ in FLAGS:
-        key = flag[2:].replace("-", "_")
-        if key in values and values[key] == "" and key not in ("reason",):
+        key = dest(flag)
+        given = values.get(key)
+        if key != "reason" and (given == "" or (isinstance(given, list) and "" in given)):
             raise UsageError("%s must not be empty" % flag)
     return Invocation(
         command=command, name=values.get("name"), kubeconfig=values.get("kubeconfig"),
         context=values.get("context"), operator_namespace=values.get("operator_namespace"),
-        reason=values.get("reason"), expires=values.get("expires"), dir=values.get("dir"))
+        reason=values.get("reason"), expires=values.get("expires"), dir=values.get("dir"),
+        all=values.get("all"), as_user=values.get("as_user"),
+        as_groups=tuple(values["as_groups"]) if values.get("as_groups") else None, as_uid=values.get("as_uid"))
+
+
+def _switches(argv):
+    """``--all=true`` -> ``--all``, ``--all=false`` -> nothing, as pflag reads a boolean flag's value."""
+    switches = {flag for flag, metavar, _ in FLAGS if not metavar}
+    result = []
+    for item in argv:
+        flag, sep, value = item.partition("=")
+        if sep and flag in switches:
+            if value.lower() not in ("1", "t", "true", "0", "f", "false"):
+                raise UsageError('invalid argument "%s" for "%s" flag: use true or false' % (value, flag))
+            if value.lower() in ("1", "t", "true"):
+                result.append(flag)
+            continue
+        result.append(item)
+    return result
+
+
+def _check_flag_names(argv):
+    """An unknown flag is kubectl's three lines: ``error: unknown flag: --contxt``, a suggestion, where the
+    usage is. ``argv`` has its values joined (``--flag=value``), so every word starting with '-' is a flag."""
+    command = next((word for word in argv if not word.startswith("-")), None)
+    command = command if command in COMMANDS else None
+    see = "See '%s help%s' for usage." % (PROG, " " + command if command else "")
+    known = [flag for flag, _, _ in FLAGS] + ["--help", "--version"]
+    for word in argv:
+        if not word.startswith("-") or word == "-":
+            continue
+        name = word.partition("=")[0]
+        if not word.startswith("--"):
+            if name != "-h":
+                raise UsageError("unknown shorthand flag: %r in %s" % (name[1:2], name), hints=[see])
+            continue
+        if name not in known:
+            import difflib
+            close = [flag for flag in known if flag.startswith(name)] or \
+                difflib.get_close_matches(name, known, n=1, cutoff=0.75)
+            hints = ["did you mean %s?" % close[0]] if close else []
+            raise UsageError("unknown flag: %s" % name, hints=hints + [see])
 
 
 MAX_DURATION_SECONDS = 9223372036.854775807  # Go's time.Duration is int64 nanoseconds: about 2562047h

@@ -13,9 +13,16 @@ class AicrError(Exception):
 
 
 class UsageError(AicrError):
-    """Bad command line: unknown flag, missing argument, bad value (exit status 2)."""
+    """Bad command line: unknown flag, missing argument, bad value (exit status 2).
+
+    ``hints``: lines printed after the ``error:`` line (``did you mean --context?``), as kubectl does.
+    """
 
     exit_code = 2
+
+    def __init__(self, message="", hints=()):
+        super().__init__(message)
+        self.hints = list(hints)
 
 
 class ConfigError(AicrError):

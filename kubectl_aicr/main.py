@@ -26,7 +26,7 @@ def _version(invocation):
 
 
 def _command(name):
-    if name in ("describe", "approve", "revoke", "acknowledge", "reproduce"):
+    if name in ("describe", "approve", "revoke", "acknowledge", "reproduce", "list"):
         module = __import__("kubectl_aicr.commands." + name, fromlist=["run"])
         return module.run
     if name == "version":
@@ -51,6 +51,8 @@ def main(argv=None):
         return _command(invocation.command)(invocation)
     except AicrError as exc:
         output.error(str(exc))
+        for hint in getattr(exc, "hints", ()):
+            output.hint(hint)
         return exc.exit_code
     except KeyboardInterrupt:
         output.error("interrupted")

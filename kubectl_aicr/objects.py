@@ -304,6 +304,7 @@ class Rollout(NamedTuple):
     outcome: object              # the label, else status.outcome; None or "" while running
     message: object
     awaiting_acknowledgement: object  # release name
+    created: object = None       # metadata.creationTimestamp, aware datetime
 
     @property
     def initial_install(self):
@@ -311,8 +312,30 @@ class Rollout(NamedTuple):
 
     @property
     def ended(self):
-        """True when the rollout carries an outcome (label or status), per operator-api.md."""
-        return bool(self.outcome)
+        """True when the rollout carries an outcome (label or status), per operator-api.md, or its phase is
+        Completed (issue 16: either counts as ended)."""
+        return bool(self.outcome) or self.phase == "Completed"
+
+    @property
+    def awaits_approval(self):
+        """Phase AwaitingApproval, not ended, and no approval recorded: what ``approve`` can act on."""
+        return self.phase == "AwaitingApproval" and not self.ended and self.approval is None
+
+    @property
+    def awaits_acknowledgement(self):
+        """Phase AwaitingAcknowledgement and not ended: what ``acknowledge`` can act on."""
+        return self.phase == "AwaitingAcknowledgement" and not self.ended
+
+    @property
+    def revocable(self):
+        """Approved, not revoked, not ended, and not Validating (operator-api.md rule 2): what ``revoke`` can act on."""
+        return (isinstance(self.approval, Approval) and self.revocation is None and not self.ended
+                and self.phase != "Validating")
+
+    @property
+    def needs_person(self):
+        """Someone must act for it to move on: an approval or an acknowledgement is awaited."""
+        return self.awaits_approval or self.awaits_acknowledgement
 
 
 def _entries(obj, path, build):
@@ -408,7 +431,8 @@ def rollout(obj):
         revocation=_decision(obj, "spec.revocation", Revocation, "time"),
         acknowledgements=_entries(obj, "spec.acknowledgements", _acknowledgement),
         phase=_text(obj, "status.phase"), outcome=_outcome(obj), message=_text(obj, "status.message"),
-        awaiting_acknowledgement=_text(obj, "status.awaitingAcknowledgement.release"))
+        awaiting_acknowledgement=_text(obj, "status.awaitingAcknowledgement.release"),
+        created=_time(obj, "metadata.creationTimestamp"))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -629,3 +653,9 @@ def list_items(listed):
     """The ``items`` of a List answer that are objects (dicts); anything else is skipped."""
     items = listed.get("items") if isinstance(listed, dict) else None
     return [item for item in items if isinstance(item, dict)] if isinstance(items, list) else []
+
+
+def list_continue(listed):
+    """``metadata.continue`` of a List answer (the token for the next page), or None when it is the last page."""
+    token = _text(listed, "metadata.continue") if isinstance(listed, dict) else None
+    return token if isinstance(token, str) and token else None

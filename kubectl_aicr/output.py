@@ -106,3 +106,9 @@ def error(message):
     """Write ``error: <message>`` to stderr, with the message made safe."""
     sys.stderr.write("error: %s\n" % safe(message))
     sys.stderr.flush()
+
+
+def hint(line):
+    """Write one more line of an error (``did you mean --context?``) to stderr, made safe."""
+    sys.stderr.write("%s\n" % safe(line))
+    sys.stderr.flush()

@@ -7,14 +7,15 @@ URLs, headers or TLS settings themselves.
 
 import contextlib
 
-from . import auth, kubeconfig, transport
+from . import auth, kubeconfig, transport, validation
 
 
 @contextlib.contextmanager
 def connect(invocation, deadline=None, environ=None):
     """Yield a :class:`transport.Client` for ``invocation`` (its --kubeconfig and --context).
 
-    ``deadline``: a :class:`transport.Deadline` (default: a new 30-second one, started
+    ``--as``, ``--as-group`` and ``--as-uid`` replace the user's ``as``, ``as-groups`` and ``as-uid``
+    (:func:`impersonated`; ConfigError for groups or a UID without a user, as kubectl). ``deadline``: a :class:`transport.Deadline` (default: a new 30-second one, started
     here); ``environ``: the environment (default ``os.environ``). The deadline bounds
     every request and every run of an exec credential plugin. Credential material that must live in files
     (``client-key-data``, an exec plugin's key) is written to a private temporary
@@ -24,10 +25,32 @@ def connect(invocation, deadline=None, environ=None):
     deadline = deadline or transport.Deadline()
     config = kubeconfig.load(invocation.kubeconfig, environ)
     selection = kubeconfig.select(config, invocation.context, environ)
+    user = impersonated(selection.user, invocation)
     with auth.SecretFiles() as secrets:
-        authenticator = auth.Authenticator(selection.user, selection.cluster, deadline, environ)
+        authenticator = auth.Authenticator(user, selection.cluster, deadline, environ)
         client = transport.Client(selection.cluster, authenticator, deadline, secrets, environ)
         try:
             yield client
         finally:
             client.close()
+
+
+def impersonated(user, invocation):
+    """``user`` (a kubeconfig.User or None) with the command line's impersonation flags applied.
+
+    As kubectl (client-go ``clientcmd`` overrides merged over the AuthInfo, then
+    ``getUserIdentificationPartialConfig``): each flag given replaces its own kubeconfig field
+    (``--as`` the ``as``, ``--as-group`` all of ``as-groups``, ``--as-uid`` the ``as-uid``); fields
+    not given on the command line keep the kubeconfig's values.
+    """
+    as_user = getattr(invocation, "as_user", None)
+    as_groups = getattr(invocation, "as_groups", None)
+    as_uid = getattr(invocation, "as_uid", None)
+    if not (as_user or as_groups or as_uid):
+        return user
+    base = user if user is not None else kubeconfig.User(name="")
+    merged = base._replace(impersonate=as_user or base.impersonate,
+                           impersonate_groups=tuple(as_groups) if as_groups else base.impersonate_groups,
+                           impersonate_uid=as_uid or base.impersonate_uid)
+    validation.check_user(merged)  # as clientcmd validates the merged AuthInfo: no groups/uid without a user
+    return merged

@@ -1539,6 +1539,40 @@ def _encode_payload(payload):
     return text.encode("utf-8") + b"\n", "application/json"
 
 
+def _page(items, meta, query, rv):
+    """``limit`` and ``continue`` as the storage layer pages a list (apiserver ``storage/etcd3`` and
+    ``storage.EncodeContinue``): items in key order after the token's ``start``, at most ``limit`` of them;
+    ``metadata.continue`` (base64 JSON {"v", "rv", "start"}) and ``remainingItemCount`` when more remain.
+    A token that does not decode is 400 ``continue key is not valid``. ``items`` are in key order already."""
+    limit_text = query.get("limit", ["0"])[0] or "0"
+    try:
+        limit = int(limit_text)
+    except ValueError:
+        raise bad_request("limit: Invalid value: %s" % go_quote(limit_text))
+    start = ""
+    token = query.get("continue", [""])[0]
+    if token:
+        try:
+            decoded = json.loads(base64.b64decode(token, validate=True).decode("utf-8"))
+            start, rv = decoded["start"], str(decoded["rv"])
+            if decoded.get("v") != "meta.k8s.io/v1" or not isinstance(start, str):
+                raise ValueError(start)
+        except (ValueError, KeyError, TypeError, UnicodeDecodeError):
+            raise bad_request("continue key is not valid: incorrect encoded start resourceVersion (version "
+                              "meta.k8s.io/v1)")
+    key = lambda obj: (obj["metadata"].get("namespace", ""), obj["metadata"]["name"])  # noqa: E731
+    after = [obj for obj in items if "\x00".join(key(obj)) >= start]
+    meta = dict(meta, resourceVersion=rv)
+    if limit <= 0 or len(after) <= limit:
+        return after, meta
+    page, rest = after[:limit], after[limit:]
+    next_start = "\x00".join(key(rest[0]))
+    meta["continue"] = base64.b64encode(json.dumps(
+        {"v": "meta.k8s.io/v1", "rv": int(rv), "start": next_start}).encode("utf-8")).decode("ascii")
+    meta["remainingItemCount"] = len(rest)
+    return page, meta
+
+
 def _impersonation_headers(headers):
     found = {}
     for name, value in headers.items():
@@ -1974,6 +2008,8 @@ class APIServer:
             selected.append(obj)
         # A custom resource's list (unstructured) also carries an empty "continue".
         meta = {"resourceVersion": rv} if res.typed else {"continue": "", "resourceVersion": rv}
+        if query.get("limit") or query.get("continue"):
+            selected, meta = _page(selected, meta, query, rv)
         return 200, {"kind": res.kind + "List", "apiVersion": res.api_version, "metadata": meta,
                      "items": selected}
 

@@ -5,7 +5,9 @@ tests/fixtures, writes a kubeconfig for it, and runs ``kubectl aicr ...`` throug
 the real kubectl (plugin discovery finds dist/kubectl-aicr on PATH), exactly as an
 approver would: describe for an initial install, for an upgrade awaiting approval
 with a verified report, and for a rollout whose report was tampered with; then an
-approval and the describe that shows it. Everything stops when the demo ends.
+approval and the describe that shows it. Everything stops when the demo ends; ``make serve``
+(tests/serve.py) keeps the same server running for you to try the commands yourself. No
+operator runs behind the test server: phases do not move after an approval.
 """
 
 import os
@@ -53,7 +55,9 @@ def main():
             install = server.fixture_name("install")
             upgrade = server.fixture_name("awaiting-approval")
             tampered = server.fixture_name("tampered-report")
+            print("No operator runs behind it: phases do not move after an approval.")
             results = [
+                show(env, "list"),
                 show(env, "describe", install),
                 show(env, "describe", upgrade),
                 show(env, "describe", tampered),
@@ -63,11 +67,14 @@ def main():
             ]
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
-    expected = [0, 0, 3, 0, 1, 0]
+    expected = [0, 0, 0, 3, 0, 1, 0]
     if results != expected:
         print("\ndemo: unexpected exit statuses %s (expected %s)" % (results, expected), file=sys.stderr)
         return 1
     print("\nThe tampered report was refused (exit 3) and the second approval too (exit 1), as they should be.")
+    print("The rollout approved above is still AwaitingApproval: no operator runs behind the test server.")
+    print("\nTo try the commands yourself: run `make serve` in one terminal (the same server and rollouts, until "
+          "Ctrl-C)\nand paste the export lines it prints into another (README, \"Try it\").")
     return 0
 
 

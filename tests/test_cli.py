@@ -63,7 +63,7 @@ def test_version_flag():
     (["describe"], "describe needs a ROLLOUT name"),
     (["bogus"], "unknown command 'bogus'"),
     (["descibe", "x"], "did you mean 'describe'?"),
-    (["describe", "r", "--kube", "x"], "unrecognized arguments: --kube"),
+    (["describe", "r", "--kube", "x"], "unknown flag: --kube"),
     (["describe", "r", "--context"], "--context: expected one argument"),
     (["describe", "r", "--dir="], "--dir must not be empty"),
     (["help", "bogus"], "unknown command 'bogus'"),

@@ -52,7 +52,7 @@ def test_context_names_from_the_kubeconfig(complete, api_server, tmp_path):
 
 def test_rollout_and_plan_names_from_the_cluster(complete, api_server, kubeconfig_for):
     kubeconfig = kubeconfig_for("carol@example.com")
-    names, directive = complete("approve", "rollout-", kubeconfig=kubeconfig)
+    names, directive = complete("describe", "rollout-", kubeconfig=kubeconfig)
     expected = sorted(api_server.fixture_name(role) for role in ("install", "awaiting-approval", "revoked"))
     assert set(expected) <= set(names) and directive == [":4"]
     plans, _ = complete("reproduce", "aicr-plan-", kubeconfig=kubeconfig)
@@ -65,3 +65,25 @@ def test_unreachable_cluster_quietly_completes_nothing_in_a_short_bound(complete
     names, directive = complete("describe", "", kubeconfig=kubeconfig_for())
     assert names == [] and directive == [":4"]
     assert time.monotonic() - started < 10
+
+
+@pytest.mark.parametrize("command,roles", [
+    ("approve", ("awaiting-approval", "tampered-report", "deadline-passed", "no-assessment", "report-missing")),
+    ("acknowledge", ("awaiting-acknowledgement",)),
+    # approved and not ended; validating is left out: the server refuses a revocation in that phase
+    ("revoke", ("approved-rolling-out", "awaiting-acknowledgement")),
+])
+def test_only_the_rollouts_a_command_can_act_on(complete, api_server, kubeconfig_for, command, roles):
+    names, directive = complete(command, "", kubeconfig=kubeconfig_for("carol@example.com"))
+    assert sorted(names) == sorted(api_server.fixture_name(role) for role in roles)
+    assert directive == [":4"]
+
+
+def test_completion_reads_rollouts_in_pages_as_list_does(complete, api_server, kubeconfig_for):
+    template = api_server.fixture("awaiting-acknowledgement")
+    for index in range(300):
+        obj = dict(template, metadata={"name": "rollout-paged-%03d" % index})
+        api_server.put_object(obj)
+    names, _ = complete("acknowledge", "rollout-paged-", kubeconfig=kubeconfig_for("carol@example.com"))
+    assert names == ["rollout-paged-%03d" % i for i in range(300)]
+    assert sum(1 for r in api_server.requests if "continue=" in (r.query or "")) >= 1

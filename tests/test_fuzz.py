@@ -42,11 +42,14 @@ def test_argument_parser_gives_an_invocation_help_or_a_usage_error(argv):
         assert shown.text
     except UsageError as exc:
         assert str(exc)
-        # What the user sees: exactly one line, `error: ...`, exit status 2, whatever the argv held.
+        # What the user sees: exactly one line, `error: ...`, then only the error's hints (an unknown flag's
+        # suggestion and where the usage is, as kubectl prints them), exit status 2, whatever the argv held.
         stderr = io.StringIO()
         with contextlib.redirect_stderr(stderr), contextlib.redirect_stdout(io.StringIO()):
             assert main.main(list(argv)) == 2
-        assert stderr.getvalue().startswith("error: ") and stderr.getvalue().count("\n") == 1
+        lines = stderr.getvalue().split("\n")
+        assert lines[0].startswith("error: ") and lines[-1] == "" and len(lines) == 2 + len(exc.hints)
+        assert not any(line.startswith("error: ") for line in lines[1:])
     else:
         assert invocation.command in cli.COMMANDS
 

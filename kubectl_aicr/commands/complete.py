@@ -7,7 +7,8 @@ per line, then ``:<directive>`` (Cobra's ShellCompDirective: 0 default, 4 no fil
 completion). The release's ``kubectl_complete-aicr`` runs this command.
 
 Completes commands, flags, context names from the kubeconfig, and rollout and plan
-names from the cluster. Asking the cluster is bounded by a short deadline, and any
+names from the cluster: for approve, acknowledge and revoke only the rollouts that
+command can act on, decided as ``list`` shows them (issue 16). Asking the cluster is bounded by a short deadline, and any
 failure there quietly gives no candidates: completion never prints an error.
 """
 
@@ -31,7 +32,8 @@ def complete(words):
     """(candidates, directive) for the typed ``words``; the last word is the one being completed."""
     done, partial = words[:-1], words[-1]
     flags = {flag for flag, _, _ in cli.FLAGS}
-    if done and done[-1] in flags:
+    valued = {flag for flag in flags if cli.takes_value(flag)}
+    if done and done[-1] in valued:
         return _flag_values(done[-1], partial, done[:-1])
     if partial.startswith("--") and "=" in partial:
         flag, _, value = partial.partition("=")
@@ -41,12 +43,12 @@ def complete(words):
     if partial.startswith("-"):
         names = sorted(flags | {"--help", "--version"})
         return [n for n in names if n.startswith(partial)], NO_FILE
-    operands = _operands(done, flags)
+    operands = _operands(done, valued)
     if not operands:
         return [c for c in cli.COMMANDS if c.startswith(partial)], NO_FILE
     command = operands[0]
     if len(operands) == 1 and command in ROLLOUT_COMMANDS:
-        return _from_cluster(done, partial, _rollout_names), NO_FILE
+        return _from_cluster(done, partial, lambda client, invocation: _rollout_names(client, command)), NO_FILE
     if len(operands) == 1 and command == "reproduce":
         return _from_cluster(done, partial, _plan_names), NO_FILE
     if len(operands) == 1 and command == "help":
@@ -73,9 +75,11 @@ def _invocation(done):
         flag, sep, value = word.partition("=")
         if sep and flag.startswith("--"):
             values[flag[2:].replace("-", "_")] = value
+    groups = [word.partition("=")[2] for word in joined if word.startswith("--as-group=")]
     return cli.Invocation(command="__complete", name=None, kubeconfig=values.get("kubeconfig"),
                           context=values.get("context"), operator_namespace=values.get("operator_namespace"),
-                          reason=None, expires=None, dir=None)
+                          reason=None, expires=None, dir=None, as_user=values.get("as"),
+                          as_groups=tuple(groups) or None, as_uid=values.get("as_uid"))
 
 
 def _flag_values(flag, partial, done):
@@ -102,8 +106,19 @@ def _from_cluster(done, partial, names_of):
     return sorted(n for n in names if isinstance(n, str) and n.startswith(partial))
 
 
-def _rollout_names(client, invocation):
-    return [item.get("metadata", {}).get("name") for item in objects.list_items(client.get(objects.rollout_path()))]
+# command -> which rollouts it can act on, decided as ``list`` shows them (issue 16); describe: every rollout.
+ACTIONABLE = {
+    "approve": lambda rollout: rollout.awaits_approval,
+    "acknowledge": lambda rollout: rollout.awaits_acknowledgement,
+    "revoke": lambda rollout: rollout.revocable,
+}
+
+
+def _rollout_names(client, command):
+    """The names of the rollouts ``command`` can act on, read as ``list`` reads them (paged)."""
+    from .list import list_rollouts
+    wanted = ACTIONABLE.get(command, lambda rollout: True)
+    return [rollout.name for rollout in list_rollouts(client) if wanted(rollout)]
 
 
 def _plan_names(client, invocation):

@@ -1,0 +1,175 @@
+"""list, end to end: dist/kubectl-aicr as a process against the HTTPS test API server, rollouts in every phase."""
+
+import copy
+import datetime
+import re
+import urllib.parse
+
+import pytest
+
+from kubectl_aicr import objects
+from kubectl_aicr.commands.list import human_duration
+from tests.test_hostile_text import HOSTILE, clean
+
+pytestmark = pytest.mark.e2e
+
+ROLLOUTS = "/apis/operator.aicr.run/v1alpha1/runtimerollouts"
+ENDED = ("revoked", "succeeded", "expired", "failed")
+# needing a person, soonest deadline first: deadline-passed (-1h), awaiting-acknowledgement (+2h),
+# awaiting-approval (+4h), tampered-report (+5h), then no-assessment and report-missing (+8h) by name
+NEEDS_PERSON = ("deadline-passed", "awaiting-acknowledgement", "awaiting-approval", "tampered-report")
+OTHERS = ("install", "approved-rolling-out", "validating")
+
+
+def table(text):
+    """Rows of list's output as {NAME: {column: cell}}, and the names in order."""
+    lines = text.rstrip("\n").split("\n")
+    header = lines[0]
+    titles = ["NAME", "PHASE", "APPROVAL", "WAITING ON", "DEADLINE", "AGE"]
+    starts = [header.index(t) for t in titles]
+    assert starts == sorted(starts), header
+    rows, order = {}, []
+    for line in lines[1:]:
+        cells = [line[a:b].strip() for a, b in zip(starts, starts[1:] + [None])]
+        rows[cells[0]] = dict(zip(titles, cells))
+        order.append(cells[0])
+    return rows, order
+
+
+def add_rollout(api_server, role, name, **changes):
+    """A copy of fixture ``role`` named ``name``, with status/spec fields changed (``status_phase=...``)."""
+    obj = copy.deepcopy(api_server.fixture(role))
+    obj["metadata"] = {"name": name, "labels": dict(obj["metadata"].get("labels") or {})}
+    for key, value in changes.items():
+        part, _, field = key.partition("_")
+        if value is None:
+            obj[part].pop(field, None)
+        else:
+            obj[part][field] = value
+    return api_server.put_object(obj)
+
+
+def test_rollouts_not_ended_people_first_as_a_viewer(run, api_server, kubeconfig_for):
+    add_rollout(api_server, "install", "rollout-pending-1", status_phase="Pending")
+    add_rollout(api_server, "approved-rolling-out", "rollout-approval-ran-out-1",
+                spec_approval={"user": "alice@example.com", "expires": "2020-01-01T00:00:00Z", "reason": "r"})
+    add_rollout(api_server, "install", "rollout-completed-no-outcome-1", status_phase="Completed")
+    result = run("list", kubeconfig=kubeconfig_for("carol@example.com"))
+    assert result.returncode == 0, result.stderr
+    assert result.stderr == ""
+    rows, order = table(result.stdout)
+    name = api_server.fixture_name
+    assert order[:4] == [name(role) for role in NEEDS_PERSON]
+    assert set(order[4:6]) == {name("no-assessment"), name("report-missing")}
+    assert sorted(order[6:]) == sorted([name(r) for r in OTHERS] + ["rollout-pending-1", "rollout-approval-ran-out-1"])
+    for role in ENDED:
+        assert name(role) not in rows
+    assert "rollout-completed-no-outcome-1" not in rows  # phase Completed counts as ended
+
+    phases = {rows[name(r)]["PHASE"] for r in NEEDS_PERSON + OTHERS} | {rows["rollout-pending-1"]["PHASE"]}
+    assert phases == {"Pending", "AwaitingApproval", "RollingOut", "AwaitingAcknowledgement", "Validating"}
+    approval = {key: rows[name(key)]["APPROVAL"] for key in NEEDS_PERSON + OTHERS}
+    assert approval["awaiting-approval"] == approval["deadline-passed"] == "pending"
+    assert approval["install"] == "not required"
+    until = api_server.fixture("approved-rolling-out")["spec"]["approval"]["expires"]
+    assert approval["approved-rolling-out"] == "approved by alice@example.com until %s" % until
+    assert approval["validating"].startswith("approved by bob@example.com until ")
+    assert rows["rollout-approval-ran-out-1"]["APPROVAL"] == "expired"
+    assert rows[name("awaiting-acknowledgement")]["WAITING ON"] == "nvsentinel"
+    assert rows[name("awaiting-approval")]["WAITING ON"] == "<none>"
+    # relative to now (the session's server may have started minutes ago): a few seconds' lag allowed
+    now = datetime.datetime.now(datetime.timezone.utc)
+    for role in NEEDS_PERSON + OTHERS:
+        obj = api_server.fixture(role)
+        created = objects.parse_time(obj["metadata"]["creationTimestamp"])
+        assert rows[name(role)]["AGE"] in {human_duration((now - created).total_seconds() - lag) for lag in (0, 5)}
+        left = (objects.parse_time(obj["spec"]["deadline"]) - now).total_seconds()
+        deadlines = {"in %s" % human_duration(left + lag) if left + lag > 0 else "%s ago" % human_duration(-left - lag)
+                     for lag in (0, 5)}
+        assert rows[name(role)]["DEADLINE"] in deadlines
+    assert rows[name("awaiting-approval")]["DEADLINE"].startswith("in ")
+    assert rows[name("deadline-passed")]["DEADLINE"].endswith(" ago")
+
+    # a viewer's read: GETs of the rollout collection only, nothing written
+    methods = {(r.method, r.path) for r in api_server.requests}
+    assert methods == {("GET", ROLLOUTS)}
+
+
+def test_all_adds_the_ended_rollouts_last(run, api_server, kubeconfig_for):
+    result = run("list", "--all", kubeconfig=kubeconfig_for("carol@example.com"))
+    assert result.returncode == 0, result.stderr
+    rows, order = table(result.stdout)
+    ended = {api_server.fixture_name(role) for role in ENDED}
+    assert set(order[-len(ended):]) == ended
+    assert rows[api_server.fixture_name("revoked")]["APPROVAL"] == "revoked by bob@example.com"
+    assert rows[api_server.fixture_name("failed")]["APPROVAL"] == "not required"
+    assert rows[api_server.fixture_name("expired")]["APPROVAL"] == "expired"
+    assert rows[api_server.fixture_name("failed")]["PHASE"] == "Completed"
+    assert rows[api_server.fixture_name("failed")]["DEADLINE"] == "24h ago"
+
+
+def test_pages_follow_continue_tokens(run, api_server, kubeconfig_for):
+    for index in range(600):
+        add_rollout(api_server, "install", "rollout-bulk-%04d" % index)
+    result = run("list", kubeconfig=kubeconfig_for("carol@example.com"))
+    assert result.returncode == 0, result.stderr
+    rows, _ = table(result.stdout)
+    assert {"rollout-bulk-%04d" % i for i in range(600)} <= set(rows)
+    pages = [urllib.parse.parse_qs(r.query) for r in api_server.requests if r.path == ROLLOUTS]
+    total = 600 + 13
+    assert len(pages) == -(-total // 250)
+    assert all(page["limit"] == ["250"] for page in pages)
+    assert "continue" not in pages[0] and all(page["continue"] for page in pages[1:])
+
+
+def test_a_user_without_list_gets_one_error_line(run, api_server, kubeconfig_for):
+    result = run("list", kubeconfig=kubeconfig_for("mallory@example.com"))
+    assert result.returncode == 1
+    assert result.stdout == ""
+    lines = result.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: ") and "forbidden" in lines[0], result.stderr
+
+
+def test_nothing_in_progress_says_so(run, api_server, kubeconfig_for):
+    for role in NEEDS_PERSON + OTHERS + ("no-assessment", "report-missing"):
+        api_server.delete_object("RuntimeRollout", api_server.fixture_name(role))
+    result = run("list", kubeconfig=kubeconfig_for("carol@example.com"))
+    assert result.returncode == 0 and result.stdout.startswith("No rollouts in progress")
+
+
+def test_hostile_text_is_escaped(run, api_server, kubeconfig_for):
+    add_rollout(api_server, "awaiting-acknowledgement", "rollout-hostile-1", status_phase="Odd" + HOSTILE,
+                status_awaitingAcknowledgement={"release": "nv" + HOSTILE},
+                spec_approval={"user": "eve" + HOSTILE, "expires": "2999-01-01T00:00:00Z", "reason": "r"})
+    result = run("list", kubeconfig=kubeconfig_for("carol@example.com"))
+    assert result.returncode == 0, result.stderr
+    assert clean(result.stdout)
+    line = next(l for l in result.stdout.splitlines() if l.startswith("rollout-hostile-1"))
+    assert "Oddx\\x1b[2J\\x1b]0;pwned\\x07\\x0d\\x08\\x9b31m\\u202eevil\\u2066\\x0a\\x00end" in line
+    assert "approved by evex\\x1b[2J" in line and "nvx\\x1b[2J" in line
+
+
+def test_unused_flags_are_accepted_and_warned_about(run, api_server, kubeconfig_for):
+    result = run("list", "--reason", "x", kubeconfig=kubeconfig_for("carol@example.com"))
+    assert result.returncode == 0
+    assert "kubectl aicr list does not use --reason; it was ignored" in result.stderr
+
+
+@pytest.mark.parametrize("seconds,text", [(0, "0s"), (119, "119s"), (120, "2m"), (190, "3m10s"), (600, "10m"),
+                                          (179 * 60, "179m"), (3 * 3600, "3h"), (3 * 3600 + 59 * 60, "3h59m"),
+                                          (8 * 3600, "8h"), (47 * 3600, "47h"), (48 * 3600, "2d"),
+                                          (76 * 3600, "3d4h"), (8 * 86400, "8d"), (730 * 86400, "2y"),
+                                          (760 * 86400, "2y30d"), (8 * 365 * 86400, "8y")])
+def test_durations_read_like_kubectl_age(seconds, text):
+    """k8s.io/apimachinery util/duration.HumanDuration's table."""
+    assert human_duration(seconds) == text
+
+
+def test_deadline_and_age_from_a_fixed_now():
+    from kubectl_aicr.commands import list as list_command
+    now = datetime.datetime(2026, 11, 30, 12, 0, tzinfo=datetime.timezone.utc)
+    obj = {"metadata": {"name": "r", "creationTimestamp": "2026-11-28T08:00:00Z"},
+           "spec": {"deadline": "2026-11-30T15:59:00Z", "approvalRequired": True},
+           "status": {"phase": "AwaitingApproval"}}
+    lines = list_command.render([objects.rollout(obj)], now)
+    assert lines[1].split() == ["r", "AwaitingApproval", "pending", "<none>", "in", "3h59m", "2d4h"]
