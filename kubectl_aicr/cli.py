@@ -1,4 +1,4 @@
-"""Command line: the commands and flags of ../shared/spec/flags.md, parsed with argparse.
+"""Command line: the commands and flags of docs/flags.md, parsed with argparse.
 
 Conventions (the plugin page and kubectl's own flag handling, spf13/pflag):
 

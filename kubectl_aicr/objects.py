@@ -1,6 +1,6 @@
 """The AICR operator objects: every field path the plugin reads or writes lives in this module.
 
-Source: ../shared/spec/operator-api.md (``operator.aicr.run/v1alpha1`` RuntimeRollout and
+Source: docs/operator-api.md (``operator.aicr.run/v1alpha1`` RuntimeRollout and
 ClusterRuntime, the plan and assessment-report ConfigMaps) and AICR's upgrade-check
 report schema (NVIDIA/aicr ``pkg/upgrade/report.go``).
 

@@ -1,6 +1,6 @@
 """A Kubernetes-shaped HTTPS API server for kubectl-aicr's tests (test-only code).
 
-It serves the objects of /work/shared/spec/operator-api.md from YAML fixtures and
+It serves the objects of docs/operator-api.md from YAML fixtures and
 answers the way kube-apiserver answers: the same URLs, the same authentication
 order, RBAC-like permissions, RFC 6902 / RFC 7386 patches with the semantics of the
 libraries kube-apiserver uses, the operator's admission rules answered as a

@@ -1,4 +1,4 @@
-"""The YAML reader against the YAML test suite data (../shared/yaml-test-suite).
+"""The YAML reader against the YAML test suite data (``../shared/yaml-test-suite`` beside the checkout).
 
 Each case folder (some have numbered subfolders) holds ``in.yaml`` and either ``in.json``
 (the expected documents, several JSON texts one after the other for a stream) or a file

@@ -1,6 +1,6 @@
 """``kubectl aicr acknowledge ROLLOUT``.
 
-Source: ../shared/spec/kubectl-aicr-seed.txt ("acknowledge") and operator-api.md rule 3.
+Source: README.md ("approve, revoke, acknowledge") and docs/operator-api.md rule 3.
 For a rollout in phase AwaitingAcknowledgement, appends {release, user, time} to
 ``spec.acknowledgements`` for the release in ``status.awaitingAcknowledgement``.
 Refused, saying what state the rollout is in, when it is not waiting, and when

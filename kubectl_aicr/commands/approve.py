@@ -1,6 +1,6 @@
 """``kubectl aicr approve ROLLOUT --reason TEXT [--expires DURATION]``.
 
-Source: ../shared/spec/kubectl-aicr-seed.txt ("approve") and operator-api.md rule 1.
+Source: README.md ("approve, revoke, acknowledge") and docs/operator-api.md rule 1.
 Sets ``spec.approval`` {user, expires, reason} once: ``user`` is the caller's
 username from a SelfSubjectReview; ``expires`` is now + DURATION, or the
 rollout's deadline without --expires. Refused, before anything is written and

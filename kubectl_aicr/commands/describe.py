@@ -1,6 +1,6 @@
 """``kubectl aicr describe ROLLOUT``: what an approver decides on, in plain text.
 
-Source: ../shared/spec/kubectl-aicr-seed.txt ("describe") and operator-api.md.
+Source: README.md ("describe") and docs/operator-api.md.
 Two requests on one connection: the RuntimeRollout, then (when the rollout
 records an assessment digest) its report ConfigMap in the operator namespace.
 A report whose bytes do not hash to the recorded digest, or that cannot be

@@ -1,6 +1,6 @@
 """``kubectl aicr reproduce [PLAN] [--dir PATH]``: a plan's recipe on disk, and three commands that prove its bundle.
 
-Source: ../shared/spec/kubectl-aicr-seed.txt ("reproduce") and operator-api.md ("Plan ConfigMap").
+Source: README.md ("reproduce") and docs/operator-api.md ("Plan ConfigMap").
 Reads only (GET and LIST): it changes nothing in the cluster.
 
 - PLAN absent: ClusterRuntime ``cluster``'s active plan, else its candidate; ``sha256:<digest>``

@@ -1,6 +1,6 @@
 """``kubectl aicr revoke ROLLOUT --reason TEXT``.
 
-Source: ../shared/spec/kubectl-aicr-seed.txt ("revoke") and operator-api.md rule 2.
+Source: README.md ("approve, revoke, acknowledge") and docs/operator-api.md rule 2.
 Records ``spec.revocation`` {user, time, reason} once. Refused before writing:
 a rollout that is not approved, already revoked, or has ended. While the
 rollout is Validating the API server refuses it; that refusal is shown as it came.

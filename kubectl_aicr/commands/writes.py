@@ -1,6 +1,6 @@
 """What approve, revoke and acknowledge share: who the caller is, and the conditional write.
 
-Sources: ../shared/spec/kubectl-aicr-seed.txt and operator-api.md ("What the API
+Sources: README.md ("approve, revoke, acknowledge") and docs/operator-api.md ("What the API
 server enforces"); Kubernetes API conventions on optimistic concurrency
 (resourceVersion) and RFC 6902 (JSON Patch ``test``).
 
