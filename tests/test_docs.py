@@ -40,7 +40,8 @@ def test_the_flag_table_lists_exactly_the_flags_cli_defines():
     in_table = _table_flags(flags.split("### ")[0])
     assert in_table == [flag for flag, _, _ in cli.FLAGS]
     for flag, metavar, _ in cli.FLAGS:
-        assert "| `%s %s` |" % (flag, metavar) in flags
+        written = "%s %s" % (flag, metavar) if metavar else flag  # a switch (``--all``) has no value
+        assert "| `%s` |" % written in flags
     reason_rule = "1 to %d characters" % cli.MAX_REASON_CHARS
     for default in (cli.DEFAULT_OPERATOR_NAMESPACE, cli.DEFAULT_REPRODUCE_DIR, reason_rule):
         assert default in flags
