@@ -26,6 +26,8 @@
   :class:`~kubectl_aicr.errors.TransportError` line naming the server.
 """
 
+import base64
+import binascii
 import datetime
 import email.utils
 import http.client
@@ -146,20 +148,66 @@ def tls_context(cluster, credentials, secrets=None):
     return context
 
 
+# OpenSSL's X509_V_FLAG_PARTIAL_CHAIN (ssl.VERIFY_X509_PARTIAL_CHAIN from Python 3.10): a certificate of the
+# trust store ends a chain wherever it sits in it, as every certificate of Go's x509.CertPool does.
+VERIFY_X509_PARTIAL_CHAIN = getattr(ssl, "VERIFY_X509_PARTIAL_CHAIN", 0x80000)
+MAX_CA_BYTES = 16 * 1024 * 1024
+_PEM_BLOCK = re.compile(rb"-----BEGIN ([^\r\n]*?)-----[ \t]*\r?\n(.*?)\n-----END \1-----", re.S)
+
+
+def pem_blocks(data):
+    """Yield ``(type, headers_present, der_or_None)`` for each PEM block of ``data`` (bytes), as Go's
+    ``encoding/pem`` ``Decode`` finds them; ``der`` is None when the body is not valid base64."""
+    for match in _PEM_BLOCK.finditer(data):
+        body = match.group(2)
+        first = body.split(b"\n", 1)[0]
+        headers = b":" in first
+        try:
+            der = base64.b64decode(re.sub(rb"\s+", b"", body), validate=True)
+        except (binascii.Error, ValueError):
+            der = None
+        yield match.group(1).decode("latin-1"), headers, der
+
+
 def _load_ca(context, cluster):
+    """Trust every certificate of the cluster's CA data or file, as Go's ``x509.CertPool.AppendCertsFromPEM``
+    does (client-go ``transport/transport.go`` ``rootCertPool``): each CERTIFICATE block without headers that
+    parses is a trust anchor wherever it sits in a chain (the server's own certificate pins it); other blocks
+    are skipped; ConfigError only when no block gives a certificate."""
+    which = "certificate-authority-data" if cluster.certificate_authority_data else \
+        "certificate-authority %s" % cluster.certificate_authority
+    data = cluster.certificate_authority_data or _read_ca_file(cluster)
+    added, bad_certificate, blocks = 0, False, 0
+    for kind, headers, der in pem_blocks(data):
+        blocks += 1
+        if kind != "CERTIFICATE" or headers:
+            continue
+        try:
+            if der is None:
+                raise ValueError("not base64")
+            context.load_verify_locations(cadata=der)
+        except (ssl.SSLError, ValueError):
+            bad_certificate = True
+            continue
+        added += 1
+    if not added:
+        problem = ("holds a CERTIFICATE block that is not a valid certificate" if bad_certificate else
+                   "holds no PEM CERTIFICATE block" if blocks else "holds no PEM block")
+        raise ConfigError("unable to load root certificates: the %s of cluster %s %s" % (which, cluster.name, problem))
+    context.verify_flags |= VERIFY_X509_PARTIAL_CHAIN
+
+
+def _read_ca_file(cluster):
+    path = cluster.certificate_authority
     try:
-        if cluster.certificate_authority_data:
-            context.load_verify_locations(cadata=cluster.certificate_authority_data.decode("ascii", "replace"))
-        else:
-            context.load_verify_locations(cafile=cluster.certificate_authority)
+        with open(path, "rb") as handle:
+            return handle.read(MAX_CA_BYTES)
     except FileNotFoundError:
         raise ConfigError("unable to read certificate-authority %s for %s due to open %s: no such file or directory"
-                          % (cluster.certificate_authority, cluster.name, cluster.certificate_authority)) from None
-    except (ssl.SSLError, ValueError, OSError):
-        which = "certificate-authority-data" if cluster.certificate_authority_data else \
-            "certificate-authority %s" % cluster.certificate_authority
-        raise ConfigError("unable to load root certificates: the %s of cluster %s holds no PEM certificate"
-                          % (which, cluster.name)) from None
+                          % (path, cluster.name, path)) from None
+    except OSError as exc:
+        raise ConfigError("unable to read certificate-authority %s for %s due to open %s: %s"
+                          % (path, cluster.name, path, exc.strerror or exc)) from None
 
 
 class _EncryptedKey(Exception):

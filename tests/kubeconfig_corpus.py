@@ -53,7 +53,7 @@ class Case(NamedTuple):
 
     name: str
     expect: str
-    server: str = "main"                 # which server's log to compare: main, special, v6, sni, cn
+    server: str = "main"                 # which server's log to compare: main, special, v6, sni, cn, chain
     kubeconfig_env: Optional[str] = None  # the KUBECONFIG value
     args: Tuple[str, ...] = ()           # flags for both clients (--kubeconfig, --context)
     env: Dict[str, str] = {}
@@ -89,7 +89,8 @@ class Servers:
     ``special``: 127.0.0.1, certificate for 127.0.0.1, ::1, api.example.invalid and this
     machine's address; basic auth (user jürgen); also serves under :data:`PREFIX`.
     ``v6``: on ::1. ``sni``: a certificate for kubernetes.default.svc only. ``cn``: a
-    certificate whose name is only in its CN. Plus an HTTP CONNECT and a SOCKS5 proxy that
+    certificate whose name is only in its CN. ``chain``: sends its certificate followed by its CA's
+    (the others send their certificate alone). Plus an HTTP CONNECT and a SOCKS5 proxy that
     route api.example.invalid and this machine's address to ``special``.
     """
 
@@ -102,6 +103,7 @@ class Servers:
         self.v6 = apiserver.APIServer(fixtures_dir=fixtures_dir, host="::1").start()
         self.sni = apiserver.APIServer(fixtures_dir=fixtures_dir, server_names=[SNI_NAME]).start()
         self.cn = apiserver.APIServer(fixtures_dir=fixtures_dir, server_names=["127.0.0.1"], cn_only=True).start()
+        self.chain = send_chain(apiserver.APIServer(fixtures_dir=fixtures_dir)).start()
         routes = {"%s:%d" % (NAMED_HOST, self.special.port): ("127.0.0.1", self.special.port)}
         if self.host_ip:
             routes["%s:%d" % (self.host_ip, self.special.port)] = ("127.0.0.1", self.special.port)
@@ -109,7 +111,7 @@ class Servers:
         self.socks_proxy = TunnelProxy("socks5", routes).start()
 
     def all(self):
-        return {"special": self.special, "v6": self.v6, "sni": self.sni, "cn": self.cn}
+        return {"special": self.special, "v6": self.v6, "sni": self.sni, "cn": self.cn, "chain": self.chain}
 
     def proxies(self):
         return {"http": self.http_proxy, "socks5": self.socks_proxy}
@@ -125,6 +127,14 @@ class Servers:
             proxy.stop()
         for server in self.all().values():
             server.stop()
+
+
+def send_chain(server):
+    """Make a not yet started APIServer send its certificate and then its CA's in the TLS handshake."""
+    with open(server.server_cert.cert, "ab") as handle:
+        handle.write(server.ca.cert_pem.bytes())
+    server._ssl_context = server._make_ssl_context()
+    return server
 
 
 @pytest.fixture(scope="session")
@@ -871,3 +881,75 @@ def no_proxy_cidr_bypasses_the_proxy(ctx):
                 env={"HTTPS_PROXY": ctx.servers.http_proxy.url, "NO_PROXY": ctx.servers.host_ip + "/24"},
                 plugin_error=r"cannot connect to server https://[0-9.]+:\d+: connection refused",
                 kubectl_error=r"was refused")
+
+
+# ---------------------------------------------------------------------------------------------
+# Trust anchors as Go's x509.CertPool: every certificate of the CA data is trusted wherever it sits in the
+# server's chain; PEM blocks that are not certificates are skipped (crypto/x509 AppendCertsFromPEM).
+
+
+def _pem(path):
+    with open(path) as handle:
+        return handle.read()
+
+
+def _ca_data_text(ctx, text, server="main"):
+    config = single(ctx, {"token": ctx.token("bob@example.com", server)}, server=server,
+                    **{"certificate-authority-data": base64.b64encode(text.encode()).decode()})
+    return ctx.write("config", config)
+
+
+@case
+def ca_data_is_the_servers_own_certificate(ctx):
+    return Case("", SAME, kubeconfig_env=_ca_data_text(ctx, _pem(ctx.main.server_cert.cert)))
+
+
+@case
+def ca_data_is_the_servers_own_certificate_sent_with_its_ca(ctx):
+    leaf = _pem(ctx.servers.chain.server_cert.cert).split("-----END CERTIFICATE-----")[0] + "-----END CERTIFICATE-----\n"
+    return Case("", SAME, server="chain", kubeconfig_env=_ca_data_text(ctx, leaf, "chain"))
+
+
+@case
+def ca_file_is_the_servers_own_certificate(ctx):
+    ctx.write("pinned.crt", _pem(ctx.main.server_cert.cert))
+    config = kubeconfig({"c": {"server": ctx.main.url, "certificate-authority": "pinned.crt"}},
+                        {"u": {"token": ctx.token("bob@example.com")}}, {"ctx": ("c", "u")}, "ctx")
+    return Case("", SAME, kubeconfig_env=ctx.write("config", config))
+
+
+@case
+def ca_data_with_blocks_that_are_not_certificates(ctx):
+    junk = ("# the cluster CA\n-----BEGIN PRIVATE KEY-----\nQUJD\n-----END PRIVATE KEY-----\n"
+            "-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n")
+    return Case("", SAME, kubeconfig_env=_ca_data_text(ctx, junk + _pem(ctx.main.ca_file) + "trailing text\n"))
+
+
+@case
+def ca_data_of_a_private_key_only(ctx):
+    return Case("", BOTH_REFUSE, kubeconfig_env=_ca_data_text(
+        ctx, "-----BEGIN PRIVATE KEY-----\nQUJD\n-----END PRIVATE KEY-----\n"),
+        plugin_error=r"^unable to load root certificates: the certificate-authority-data of cluster c holds no PEM "
+                     r"CERTIFICATE block$",
+        kubectl_error=r"unable to load root certificates: no valid certificate authority data seen")
+
+
+@case
+def ca_data_of_a_broken_certificate_only(ctx):
+    return Case("", BOTH_REFUSE, kubeconfig_env=_ca_data_text(
+        ctx, "-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n"),
+        plugin_error=r"certificate-authority-data of cluster c holds a CERTIFICATE block that is not a valid",
+        kubectl_error=r"unable to load root certificates: failed to parse certificate")
+
+
+@case
+def ca_data_that_is_not_pem(ctx):
+    return Case("", BOTH_REFUSE, kubeconfig_env=_ca_data_text(ctx, "not a certificate\n"),
+                plugin_error=r"certificate-authority-data of cluster c holds no PEM block$",
+                kubectl_error=r"unable to load root certificates: unable to parse bytes as PEM block")
+
+
+@case
+def ca_data_of_another_ca_is_refused(ctx):
+    return Case("", BOTH_REFUSE, kubeconfig_env=_ca_data_text(ctx, certs.make_ca().cert_pem.bytes().decode()),
+                plugin_error=r"certificate of server .* is not trusted", kubectl_error=r"x509: certificate signed by")
