@@ -1,6 +1,8 @@
 """HTTPS to the Kubernetes API server: one connection, one deadline, Status errors.
 
-- The server URL is an ``https://`` URL; a path prefix (``https://host/k8s/clusters/c-x``,
+- The server URL is an ``https://`` URL; its host is used as written (upper-case letters kept) for the TLS
+  server name, the ``Host`` header (``host[:port]`` exactly as in the URL) and a proxy's CONNECT, as Go's
+  net/http sends them; a path prefix (``https://host/k8s/clusters/c-x``,
   Rancher) is kept in front of every request path, as client-go's ``path.Join`` keeps
   it; an IPv6 address is in brackets. kubectl would talk plain HTTP, without
   credentials, to an ``http://`` or scheme-less server: the plugin refuses those.
@@ -91,8 +93,10 @@ class ServerURL:
             raise ConfigError("server %r has no host" % text)
         if parts.query or parts.fragment:
             raise ConfigError("server %r must not have a query or fragment" % text)
-        self.host = host
+        self.host = _as_written(parts.netloc, host)
         self.port = port or 443
+        # The Host header Go sends: the URL's host[:port] as written (net/http Request.write), zone removed.
+        self.host_header = re.sub(r"%25[^\]]*\]", "]", parts.netloc).rstrip(":")
         prefix = posixpath.normpath(parts.path) if parts.path else ""
         self.prefix = "" if prefix in ("/", ".", "//") else prefix.rstrip("/")
 
@@ -110,6 +114,15 @@ class ServerURL:
 
     def __str__(self):
         return self.text
+
+
+def _as_written(netloc, host):
+    """The host of ``netloc`` with its letters as written (urlsplit lower-cases ``hostname``): Go's url.Parse
+    keeps them, so kubectl sends the TLS server name, the Host header and a proxy's CONNECT target as written."""
+    hostport = netloc.rpartition("@")[2]
+    written = hostport[1:hostport.find("]")] if hostport.startswith("[") else hostport.rpartition(":")[0] \
+        if ":" in hostport else hostport
+    return written if written.lower() == host else host
 
 
 def tls_context(cluster, credentials, secrets=None):
@@ -324,7 +337,7 @@ def _choose_proxy(cluster, server, environ):
 def _send_request(connection, method, url, payload, headers):
     """Send one request with ``headers`` [(name, value)] in order, a name possibly repeated (Impersonate-Group),
     values as UTF-8 bytes (what Go sends for non-ASCII values; http.client would insist on latin-1)."""
-    connection.putrequest(method, url, skip_accept_encoding=True)
+    connection.putrequest(method, url, skip_host=True, skip_accept_encoding=True)
     for name, value in headers:
         connection.putheader(name, value.encode("utf-8"))
     if payload is not None:
@@ -404,7 +417,7 @@ class Client:
         return self._decode(method, path, *answer)
 
     def _send(self, method, url, payload, content_type, credentials):
-        headers = [("Accept", "application/json"), ("User-Agent", USER_AGENT)]
+        headers = [("Host", self.server.host_header), ("Accept", "application/json"), ("User-Agent", USER_AGENT)]
         if payload is not None:
             headers.append(("Content-Type", content_type or "application/json"))
         headers.extend(credentials.headers)

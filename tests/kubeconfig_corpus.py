@@ -44,6 +44,7 @@ SAME, BOTH_REFUSE, FALLBACK, ANONYMOUS = "same", "both-refuse", "fallback", "ano
 ROLE = "install"  # the fixture rollout both clients ask for
 PREFIX = "/k8s/clusters/c-m-4xq7w"
 NAMED_HOST = "api.example.invalid"
+NAMED_HOST_MIXED_CASE = "API.Example.INVALID"
 SNI_NAME = "kubernetes.default.svc"
 JURGEN, JURGEN_PASSWORD = "jürgen", "pässwörd£"
 
@@ -104,7 +105,8 @@ class Servers:
         self.sni = apiserver.APIServer(fixtures_dir=fixtures_dir, server_names=[SNI_NAME]).start()
         self.cn = apiserver.APIServer(fixtures_dir=fixtures_dir, server_names=["127.0.0.1"], cn_only=True).start()
         self.chain = send_chain(apiserver.APIServer(fixtures_dir=fixtures_dir)).start()
-        routes = {"%s:%d" % (NAMED_HOST, self.special.port): ("127.0.0.1", self.special.port)}
+        routes = {"%s:%d" % (name, self.special.port): ("127.0.0.1", self.special.port)
+                  for name in (NAMED_HOST, NAMED_HOST_MIXED_CASE)}
         if self.host_ip:
             routes["%s:%d" % (self.host_ip, self.special.port)] = ("127.0.0.1", self.special.port)
         self.http_proxy = TunnelProxy("http", routes).start()
@@ -953,3 +955,24 @@ def ca_data_that_is_not_pem(ctx):
 def ca_data_of_another_ca_is_refused(ctx):
     return Case("", BOTH_REFUSE, kubeconfig_env=_ca_data_text(ctx, certs.make_ca().cert_pem.bytes().decode()),
                 plugin_error=r"certificate of server .* is not trusted", kubectl_error=r"x509: certificate signed by")
+
+
+# ---------------------------------------------------------------------------------------------
+# The same bytes on the wire: a host name is sent as written (TLS server name, Host header, CONNECT target),
+# as Go's net/http sends an EKS endpoint written in upper-case hex.
+
+
+@case
+def upper_case_host_name(ctx):
+    config = single(ctx, {"token": ctx.token("bob@example.com")})
+    config["clusters"][0]["cluster"]["server"] = "https://LOCALHOST:%d" % ctx.main.port
+    return Case("", SAME, kubeconfig_env=ctx.write("config", config))
+
+
+@case
+def mixed_case_host_name_with_a_path_prefix_through_a_proxy(ctx):
+    config = single(ctx, {"token": ctx.token("bob@example.com", "special")}, server="special")
+    config["clusters"][0]["cluster"]["server"] = "https://%s:%d%s" % (NAMED_HOST_MIXED_CASE, ctx.servers.special.port,
+                                                                      PREFIX)
+    return Case("", SAME, server="special", kubeconfig_env=ctx.write("config", config), proxy="http",
+                env={"HTTPS_PROXY": ctx.servers.http_proxy.url})

@@ -5,7 +5,7 @@ For every case of :mod:`tests.kubeconfig_corpus`, kubectl runs
 plugin runs ``kubectl-aicr describe <name> [flags]``, each as a process with the same
 environment, working folder and stdin (/dev/null), against the HTTPS test API servers.
 The servers record what each client presented (path, Authorization, client certificate
-subject, SNI, Impersonate-* headers) and the proxies what they were asked to tunnel to;
+subject, SNI, Host, Impersonate-* headers) and the proxies what they were asked to tunnel to;
 the test then asserts what the case expects: the same records, both refusing with no
 request sent, or the plugin failing clearly (one ``error:`` line, nothing sent) where
 kubectl fell back to localhost:8080, plain HTTP or a password prompt.
@@ -28,9 +28,10 @@ RAW = "/apis/operator.aicr.run/v1alpha1/runtimerollouts/%s"
 
 
 def identity(record):
-    """What a client presented in one request, in a form both clients can be compared on."""
+    """What a client presented in one request, in a form both clients can be compared on: the same bytes on
+    the wire for the path, the TLS server name (SNI) and the Host header, letter case included."""
     return {"path": record.path, "authorization": record.authorization, "client_cert": record.client_cert,
-            "sni": record.sni,
+            "sni": record.sni, "host": [value for name, value in record.headers if name.lower() == "host"],
             "impersonation": {name.lower(): values for name, values in record.impersonation.items()}}
 
 

@@ -187,6 +187,18 @@ def test_server_url_parts():
     assert transport.ServerURL("https://h/").prefix == "" and transport.ServerURL("https://h").port == 443
 
 
+@pytest.mark.parametrize("text, host, host_header", [
+    ("https://ABCDEF0123.GR7.us-west-2.eks.amazonaws.com", "ABCDEF0123.GR7.us-west-2.eks.amazonaws.com",
+     "ABCDEF0123.GR7.us-west-2.eks.amazonaws.com"),
+    ("https://Api.Example.com:443/k8s", "Api.Example.com", "Api.Example.com:443"),  # Go keeps a written :443
+    ("https://[FD00::AB]:6443", "FD00::AB", "[FD00::AB]:6443"), ("https://h:6443", "h", "h:6443")])
+def test_the_host_is_sent_as_written(text, host, host_header):
+    """Go's url.Parse keeps the host's letters and net/http sends URL.Host as the Host header: so does the plugin
+    (the end-to-end comparison with kubectl is the upper-case cases of tests/kubeconfig_corpus.py)."""
+    url = transport.ServerURL(text)
+    assert (url.host, url.host_header) == (host, host_header)
+
+
 # ---------------------------------------------------------------------------------------------
 # Proxies, end to end
 
