@@ -976,3 +976,85 @@ def mixed_case_host_name_with_a_path_prefix_through_a_proxy(ctx):
                                                                       PREFIX)
     return Case("", SAME, server="special", kubeconfig_env=ctx.write("config", config), proxy="http",
                 env={"HTTPS_PROXY": ctx.servers.http_proxy.url})
+
+
+# ---------------------------------------------------------------------------------------------
+# What kubectl refuses or prompts for, found by running client-go's clientcmd tables through both
+
+
+def _extensions(*names):
+    return [{"name": name, "extension": {"n": index}} for index, name in enumerate(names)]
+
+
+@case
+def duplicate_top_level_extension_names(ctx):
+    config = single(ctx, {"token": ctx.token("bob@example.com")}, extensions=None)
+    config["extensions"] = _extensions("example.com/a", "example.com/a")
+    return Case("", BOTH_REFUSE, kubeconfig_env=ctx.write("config", config),
+                plugin_error=r'duplicate name "example\.com/a" in extensions$',
+                kubectl_error=r'duplicate name "example\.com/a" in list')
+
+
+@case
+def duplicate_extension_names_in_an_unused_user(ctx):
+    config = single(ctx, {"token": ctx.token("bob@example.com")})
+    config["users"].append({"name": "other", "user": {"token": "x", "extensions": _extensions("", "")}})
+    return Case("", BOTH_REFUSE, kubeconfig_env=ctx.write("config", config),
+                plugin_error=r'duplicate name "" in users\[1\]: user: extensions$',
+                kubectl_error=r'duplicate name "" in list')
+
+
+@case
+def duplicate_extension_names_in_the_cluster(ctx):
+    config = single(ctx, {"token": ctx.token("bob@example.com")}, extensions=_extensions("x", "z", "x"))
+    return Case("", BOTH_REFUSE, kubeconfig_env=ctx.write("config", config),
+                plugin_error=r'duplicate name "x" in clusters\[0\]: cluster: extensions$',
+                kubectl_error=r'duplicate name "x" in list')
+
+
+PROMPT = r"Please enter Username"
+
+
+@case
+def user_without_credentials(ctx):
+    return Case("", FALLBACK, kubeconfig_env=ctx.write("config", single(ctx, {}, user_name="approver")),
+                kubectl_error=PROMPT, plugin_error=r'^user "approver" has no credentials \(nothing;.*never prompts$')
+
+
+@case
+def user_with_only_impersonation(ctx):
+    user = {"as": "alice@example.com", "as-groups": ["aicr-approvers"]}
+    return Case("", FALLBACK, kubeconfig_env=ctx.write("config", single(ctx, user)), kubectl_error=PROMPT,
+                plugin_error=r'^user "u" has no credentials \(only impersonation settings')
+
+
+@case
+def user_with_only_a_password(ctx):
+    return Case("", FALLBACK, kubeconfig_env=ctx.write("config", single(ctx, {"password": "x"}, server="special")),
+                server="special", kubectl_error=PROMPT, plugin_error=r'^user "u" has no credentials \(only a password')
+
+
+@case
+def missing_client_key_file_and_missing_ca_file(ctx):
+    cert = ctx.main.client_cert_files("alice@example.com")
+    config = kubeconfig({"c": {"server": ctx.main.url, "certificate-authority": ctx.path("gone", "ca.crt")}},
+                        {"u": {"client-certificate": cert.cert, "client-key": ctx.path("gone", "client.key")}},
+                        {"ctx": ("c", "u")}, "ctx")
+    return Case("", BOTH_REFUSE, kubeconfig_env=ctx.write("config", config),
+                plugin_error=r"^invalid configuration, 2 problems: \(1\) unable to read client-key .*/gone/client\.key "
+                             r"for u due to open .*: no such file or directory; \(2\) unable to read "
+                             r"certificate-authority .*/gone/ca\.crt for c due to open .*: no such file or directory$",
+                kubectl_error=r"(?s)unable to read client-key .*unable to read certificate-authority")
+
+
+@case
+def client_key_and_client_key_data_and_two_methods(ctx):
+    cert = ctx.main.client_cert_files("alice@example.com")
+    _, key = ctx.cert_data()
+    user = {"client-certificate": cert.cert, "client-key": cert.key, "client-key-data": key,
+            "token": ctx.token("bob@example.com"), "username": "bob", "password": "x"}
+    return Case("", BOTH_REFUSE, kubeconfig_env=ctx.write("config", single(ctx, user)),
+                plugin_error=r"^invalid configuration, 2 problems: \(1\) client-key-data and client-key are both "
+                             r"specified for u; .*\(2\) more than one authentication method found for u; found "
+                             r"\[token basicAuth\], only one is allowed$",
+                kubectl_error=r"(?s)client-key-data and client-key are both.*more than one authentication method")
