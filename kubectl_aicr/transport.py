@@ -299,20 +299,23 @@ class _Connection(http.client.HTTPSConnection):
     """An HTTPSConnection through an optional proxy, whose TLS server name (SNI, verification) may differ
     from the host."""
 
-    def __init__(self, host, port, context, server_name, timeout, via=None):
+    def __init__(self, host, port, context, server_name, timeout, via=None, tls_server_name=None):
         super().__init__(host, port, context=context, timeout=timeout)
         self._server_name = server_name
         self._via = via
+        self._tls_server_name = tls_server_name
 
     def connect(self):
         if self._via is not None:
             from . import proxy
 
-            sock = proxy.connect(self._via, self.host, self.port, self.timeout)
+            sock = proxy.connect(self._via, self.host, self.port, self.timeout, self._context,
+                                 self._tls_server_name)
         else:
             sock = connect_tcp(self.host, self.port, self.timeout)
         try:
-            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            if sock.family in (socket.AF_INET, socket.AF_INET6):  # not the pipe inside an https proxy's TLS
+                sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             self.sock = self._context.wrap_socket(sock, server_hostname=self._server_name)
             if self._context.verify_mode != ssl.CERT_NONE:
                 _require_san(self.sock, self._server_name)
@@ -439,7 +442,8 @@ class Client:
         remaining = self.deadline.remaining()
         if self._connection is None:
             self._connection = _Connection(self.server.host, self.server.port, self.context,
-                                           self.cluster.tls_server_name or self.server.host, remaining, self.proxy)
+                                           self.cluster.tls_server_name or self.server.host, remaining, self.proxy,
+                                           self.cluster.tls_server_name)
         connection = self._connection
         connection.timeout = remaining
         if connection.sock is not None:

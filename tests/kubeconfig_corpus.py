@@ -61,7 +61,7 @@ class Case(NamedTuple):
     cwd: Optional[str] = None
     plugin_error: str = ""               # regex the plugin's one error line must match
     kubectl_error: str = ""              # regex kubectl's stderr must match
-    proxy: Optional[str] = None          # "http" or "socks5": compare that proxy's records too
+    proxy: Optional[str] = None          # "http", "https" or "socks5": compare that proxy's records too
     path_first: Optional[str] = None     # a folder put first on PATH (fake credential plugins)
     path_only: bool = False              # PATH is only that folder (and the python3 the plugin runs on)
 
@@ -91,7 +91,8 @@ class Servers:
     machine's address; basic auth (user jürgen); also serves under :data:`PREFIX`.
     ``v6``: on ::1. ``sni``: a certificate for kubernetes.default.svc only. ``cn``: a
     certificate whose name is only in its CN. ``chain``: sends its certificate followed by its CA's
-    (the others send their certificate alone). Plus an HTTP CONNECT and a SOCKS5 proxy that
+    (the others send their certificate alone). The https proxy's certificate (127.0.0.1, localhost) is
+    signed by ``proxy_ca`` (file ``proxy_ca_file``), which no server uses. Plus an HTTP CONNECT and a SOCKS5 proxy that
     route api.example.invalid and this machine's address to ``special``.
     """
 
@@ -111,12 +112,16 @@ class Servers:
             routes["%s:%d" % (self.host_ip, self.special.port)] = ("127.0.0.1", self.special.port)
         self.http_proxy = TunnelProxy("http", routes).start()
         self.socks_proxy = TunnelProxy("socks5", routes).start()
+        self.proxy_ca = certs.make_ca()
+        self.proxy_ca_file = certs.write_ca(self.proxy_ca, self.special.workdir, "proxy-ca.crt")
+        self.https_proxy = TunnelProxy("https", routes, tls=certs.write_server_cert(
+            self.proxy_ca, self.special.workdir, ("127.0.0.1", "localhost"), stem="proxy")).start()
 
     def all(self):
         return {"special": self.special, "v6": self.v6, "sni": self.sni, "cn": self.cn, "chain": self.chain}
 
     def proxies(self):
-        return {"http": self.http_proxy, "socks5": self.socks_proxy}
+        return {"http": self.http_proxy, "socks5": self.socks_proxy, "https": self.https_proxy}
 
     def clear(self):
         for server in self.all().values():
@@ -1058,3 +1063,62 @@ def client_key_and_client_key_data_and_two_methods(ctx):
                              r"specified for u; .*\(2\) more than one authentication method found for u; found "
                              r"\[token basicAuth\], only one is allowed$",
                 kubectl_error=r"(?s)client-key-data and client-key are both.*more than one authentication method")
+
+
+# ---------------------------------------------------------------------------------------------
+# proxy-url https://: TLS to the proxy with the cluster's TLS settings (Go's Transport.dialConn), then CONNECT
+
+
+def _via_https_proxy(ctx, ca_files=(), user=None, **cluster):
+    ctx.servers.https_proxy.trust_client_ca(ctx.main.ca_file)
+    cert, key = ctx.cert_data()
+    bundle = "".join(_pem(path) for path in ca_files)
+    settings = {"proxy-url": ctx.servers.https_proxy.url,
+                "certificate-authority-data": base64.b64encode(bundle.encode()).decode() if bundle else None}
+    settings.update(cluster)
+    config = single(ctx, user or {"client-certificate-data": cert, "client-key-data": key}, **settings)
+    return ctx.write("config", config)
+
+
+@case
+def https_proxy_url_trusted_by_the_kubeconfig_ca(ctx):
+    path = _via_https_proxy(ctx, (ctx.servers.proxy_ca_file, ctx.main.ca_file))
+    return Case("", SAME, kubeconfig_env=path, proxy="https")
+
+
+@case
+def https_proxy_url_verified_for_the_tls_server_name(ctx):
+    path = _via_https_proxy(ctx, (ctx.servers.proxy_ca_file, ctx.main.ca_file), **{"tls-server-name": "localhost"})
+    return Case("", SAME, kubeconfig_env=path, proxy="https")
+
+
+@case
+def https_proxy_url_with_the_system_trust_store(ctx):
+    bundle = ctx.write("system-cas.pem", _pem(ctx.servers.proxy_ca_file) + _pem(ctx.main.ca_file))
+    path = _via_https_proxy(ctx, (), user={"token": ctx.token("bob@example.com")})
+    return Case("", SAME, kubeconfig_env=path, proxy="https", env={"SSL_CERT_FILE": bundle})
+
+
+@case
+def https_proxy_url_under_insecure_skip_tls_verify(ctx):
+    path = _via_https_proxy(ctx, (), user={"token": ctx.token("bob@example.com")}, **{"insecure-skip-tls-verify": True})
+    return Case("", SAME, kubeconfig_env=path, proxy="https")
+
+
+@case
+def https_proxy_url_not_trusted_by_the_kubeconfig_ca(ctx):
+    bundle = ctx.write("system-cas.pem", _pem(ctx.servers.proxy_ca_file))
+    return Case("", BOTH_REFUSE, kubeconfig_env=_via_https_proxy(ctx, (ctx.main.ca_file,)),
+                env={"SSL_CERT_FILE": bundle},  # the system's CAs would trust it: they are not asked
+                plugin_error=r"^TLS: the certificate of proxy https://127\.0\.0\.1:\d+ \(proxy-url of cluster 'c'\) is "
+                             r"not trusted", kubectl_error=r"proxyconnect tcp: tls: failed to verify certificate")
+
+
+@case
+def https_proxy_from_the_environment(ctx):
+    bundle = ctx.write("system-cas.pem", _pem(ctx.servers.proxy_ca_file) + _pem(ctx.servers.special.ca_file))
+    config = single(ctx, {"token": ctx.token("bob@example.com", "special")}, server="special",
+                    **{"certificate-authority-data": None})
+    config["clusters"][0]["cluster"]["server"] = "https://%s:%d" % (NAMED_HOST, ctx.servers.special.port)
+    return Case("", SAME, server="special", kubeconfig_env=ctx.write("config", config), proxy="https",
+                env={"HTTPS_PROXY": ctx.servers.https_proxy.url_for("localhost"), "SSL_CERT_FILE": bundle})

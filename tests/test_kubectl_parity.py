@@ -35,6 +35,12 @@ def identity(record):
             "impersonation": {name.lower(): values for name, values in record.impersonation.items()}}
 
 
+def tunnel(record):
+    """What a proxy saw of one tunnel: the target asked for and, for an https proxy, the TLS server name
+    and whether a client certificate was shown to it."""
+    return record.target, record.sni, record.client_cert
+
+
 class Observed:
     """One client's run: its result, and what every server and proxy recorded during it."""
 
@@ -112,7 +118,7 @@ def assert_same(case, kubectl, ours):
     for server, seen in ours.requests.items():
         assert server == case.server or not seen, "the plugin also reached %s" % server
     if case.proxy:
-        assert [r.target for r in ours.tunnels[case.proxy]] == [r.target for r in kubectl.tunnels[case.proxy]]
+        assert [tunnel(r) for r in ours.tunnels[case.proxy]] == [tunnel(r) for r in kubectl.tunnels[case.proxy]]
         assert ours.tunnels[case.proxy], "nothing went through the %s proxy" % case.proxy
     else:
         assert not any(ours.tunnels.values()) and not any(kubectl.tunnels.values())
