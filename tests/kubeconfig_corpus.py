@@ -12,6 +12,8 @@ fresh folder and returns a :class:`Case` saying how to run it and what must happ
 - ``ANONYMOUS``: a context without a user: kubectl prompts for a user name, the plugin
   sends no credentials (the issue asks for it; a plugin never prompts).
 
+The cases ported from client-go's own clientcmd tests are in :mod:`tests.clientcmd_cases`.
+
 Generator styles copied: kind, kubeadm admin.conf, k3s, minikube (file paths and
 extensions), ``aws eks update-kubeconfig`` (exec v1beta1 and the old v1alpha1), GKE
 (gke-gcloud-auth-plugin exec with installHint and provideClusterInfo, the removed gcp

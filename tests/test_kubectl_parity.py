@@ -8,7 +8,8 @@ The servers record what each client presented (path, Authorization, client certi
 subject, SNI, Host, Impersonate-* headers) and the proxies what they were asked to tunnel to;
 the test then asserts what the case expects: the same records, both refusing with no
 request sent, or the plugin failing clearly (one ``error:`` line, nothing sent) where
-kubectl fell back to localhost:8080, plain HTTP or a password prompt.
+kubectl fell back to localhost:8080, plain HTTP or a password prompt. The corpus includes client-go's own clientcmd test tables
+(:mod:`tests.clientcmd_cases`), so a kubectl release that changes them shows up here.
 """
 
 import os
@@ -17,6 +18,7 @@ import subprocess
 
 import pytest
 
+from tests import clientcmd_cases  # noqa: F401 (registers client-go's clientcmd cases in the corpus)
 from tests import kubeconfig_corpus as corpus
 from tests.conftest import VENV_BIN, base_env, plugin_command
 from tests.kubeconfig_corpus import corpus_servers  # noqa: F401 (a fixture)
@@ -128,3 +130,4 @@ def assert_same(case, kubectl, ours):
 
 def test_the_corpus_is_large_enough():
     assert len(corpus.names()) >= 40
+    assert sum(name.startswith("clientcmd-") for name in corpus.names()) >= 60
