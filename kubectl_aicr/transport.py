@@ -205,7 +205,8 @@ def _load_ca(context, cluster):
         added += 1
     if not added:
         problem = ("holds a CERTIFICATE block that is not a valid certificate" if bad_certificate else
-                   "holds no PEM CERTIFICATE block" if blocks else "holds no PEM block")
+                   "holds no usable PEM CERTIFICATE block (other blocks, and blocks with headers, are skipped)"
+                   if blocks else "holds no PEM block")
         raise ConfigError("unable to load root certificates: the %s of cluster %s %s" % (which, cluster.name, problem))
     context.verify_flags |= VERIFY_X509_PARTIAL_CHAIN
 

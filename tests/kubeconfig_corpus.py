@@ -938,8 +938,8 @@ def ca_data_with_blocks_that_are_not_certificates(ctx):
 def ca_data_of_a_private_key_only(ctx):
     return Case("", BOTH_REFUSE, kubeconfig_env=_ca_data_text(
         ctx, "-----BEGIN PRIVATE KEY-----\nQUJD\n-----END PRIVATE KEY-----\n"),
-        plugin_error=r"^unable to load root certificates: the certificate-authority-data of cluster c holds no PEM "
-                     r"CERTIFICATE block$",
+        plugin_error=r"^unable to load root certificates: the certificate-authority-data of cluster c holds no usable "
+                     r"PEM CERTIFICATE block \(other blocks, and blocks with headers, are skipped\)$",
         kubectl_error=r"unable to load root certificates: no valid certificate authority data seen")
 
 

@@ -369,3 +369,26 @@ def test_an_https_proxy_that_trickles_its_connect_answer_is_cut_at_the_deadline(
         proxy.connect(slow, "api.example.invalid", 443, 1.5, context)
     assert time.monotonic() - started < 4
     listener.close()
+
+
+def _cluster_with_ca_data(text):
+    from kubectl_aicr.kubeconfig import Cluster
+
+    return Cluster(name="c", server="https://127.0.0.1:1", certificate_authority_data=text.encode())
+
+
+def test_ca_data_is_read_as_gos_append_certs_from_pem():
+    """Each CERTIFICATE block without headers that parses is trusted; others are skipped; an error only when
+    none is left, saying what was found (crypto/x509 CertPool.AppendCertsFromPEM, client-go rootCertPool)."""
+    ca = certs.make_ca().cert_pem.bytes().decode()
+    with_headers = ca.replace("-----\n", "-----\nProc-Type: 4,ENCRYPTED\n\n", 1)
+    context = transport.tls_context(_cluster_with_ca_data("junk\n" + with_headers + ca), transport.auth.Credentials())
+    assert len(context.get_ca_certs()) == 1 and context.verify_flags & transport.VERIFY_X509_PARTIAL_CHAIN
+    broken = "-----BEGIN CERTIFICATE-----\n!!\n-----END CERTIFICATE-----\n"
+    for text, words in ((with_headers, "holds no usable PEM CERTIFICATE block"), ("", None),
+                        (broken, "holds a CERTIFICATE block that is not"), ("just text", "holds no PEM block")):
+        if words is None:  # empty data: no CA at all, the system's trust
+            assert transport.tls_context(_cluster_with_ca_data(text), transport.auth.Credentials())
+            continue
+        with pytest.raises(ConfigError, match="certificate-authority-data of cluster c " + words):
+            transport.tls_context(_cluster_with_ca_data(text), transport.auth.Credentials())
