@@ -26,6 +26,7 @@ from tests.kubeconfig_corpus import (ANONYMOUS, BOTH_REFUSE, FALLBACK, LOCALHOST
 V1, V1BETA1, V1ALPHA1 = ("client.authentication.k8s.io/v1", "client.authentication.k8s.io/v1beta1",
                          "client.authentication.k8s.io/v1alpha1")
 NOT_A_GROUP = "clientauthentication.k8s.io/v1alpha1"  # the tables' apiVersion: not the exec API group
+NO_SUCH_CONTEXT = r"context was not found for specified context: "
 
 
 def case(function):
@@ -127,7 +128,7 @@ def confirm_usable_missing_config(ctx):
 def validate_missing_current_context(ctx):
     # validation_test.go TestValidateMissingCurrentContextConfig; loader_test.go TestLoadingEmptyMaps
     config = kubeconfig({}, {}, {}, "anything")
-    return Case("", BOTH_REFUSE, kubeconfig_env=_write(ctx, config), kubectl_error=r"context was not found for specified context: ",
+    return Case("", BOTH_REFUSE, kubeconfig_env=_write(ctx, config), kubectl_error=NO_SUCH_CONTEXT,
                 plugin_error=r"^context was not found for specified context: anything")
 
 
@@ -152,7 +153,7 @@ def validate_empty_context(ctx):
 def validate_empty_context_name(ctx):
     # validation_test.go TestValidateEmptyContextName: a context named "", the current context "anything"
     config = kubeconfig({}, {}, {"": ("missing", "missing")}, "anything")
-    return Case("", BOTH_REFUSE, kubeconfig_env=_write(ctx, config), kubectl_error=r"context was not found for specified context: ",
+    return Case("", BOTH_REFUSE, kubeconfig_env=_write(ctx, config), kubectl_error=NO_SUCH_CONTEXT,
                 plugin_error=r"^context was not found for specified context: anything")
 
 
@@ -733,7 +734,7 @@ def client_config_create_missing_context(ctx):
     # client_config_test.go TestCreateMissingContext / TestCreateMissingContextNoDefault
     config = _clean(ctx)
     config["current-context"] = "not-present"
-    return Case("", BOTH_REFUSE, kubeconfig_env=_write(ctx, config), kubectl_error=r"context was not found for specified context: ",
+    return Case("", BOTH_REFUSE, kubeconfig_env=_write(ctx, config), kubectl_error=NO_SUCH_CONTEXT,
                 plugin_error=r"^context was not found for specified context: not-present")
 
 
@@ -746,7 +747,8 @@ def client_config_exec_install_hint_cleanup(ctx):
     os.makedirs(ctx.bin, exist_ok=True)
     return Case("", BOTH_REFUSE, kubeconfig_env=_write(ctx, _clean(ctx, user={"exec": spec})), path_first=ctx.bin,
                 path_only=True,
-                plugin_error=r"some-command not found.*some install hint with U\+001B\[1mcontrol charsU\+001B\[0m and a",
+                plugin_error=r"some-command not found.*some install hint with U\+001B\[1mcontrol charsU\+001B\[0m "
+                             r"and a",
                 kubectl_error=r"some install hint with U\+001B\[1mcontrol charsU\+001B\[0m")
 
 

@@ -915,7 +915,8 @@ def ca_data_is_the_servers_own_certificate(ctx):
 
 @case
 def ca_data_is_the_servers_own_certificate_sent_with_its_ca(ctx):
-    leaf = _pem(ctx.servers.chain.server_cert.cert).split("-----END CERTIFICATE-----")[0] + "-----END CERTIFICATE-----\n"
+    end = "-----END CERTIFICATE-----\n"
+    leaf = _pem(ctx.servers.chain.server_cert.cert).split(end)[0] + end
     return Case("", SAME, server="chain", kubeconfig_env=_ca_data_text(ctx, leaf, "chain"))
 
 

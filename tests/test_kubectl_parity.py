@@ -8,8 +8,9 @@ The servers record what each client presented (path, Authorization, client certi
 subject, SNI, Host, Impersonate-* headers) and the proxies what they were asked to tunnel to;
 the test then asserts what the case expects: the same records, both refusing with no
 request sent, or the plugin failing clearly (one ``error:`` line, nothing sent) where
-kubectl fell back to localhost:8080, plain HTTP or a password prompt. The corpus includes client-go's own clientcmd test tables
-(:mod:`tests.clientcmd_cases`), so a kubectl release that changes them shows up here.
+kubectl fell back to localhost:8080, plain HTTP or a password prompt. The corpus includes client-go's
+own clientcmd test tables (:mod:`tests.clientcmd_cases`), so a kubectl release that changes them
+shows up here.
 """
 
 import os
