@@ -253,13 +253,15 @@ def _tunnel_inside(outer):
     """A plain socket whose bytes travel inside the TLS connection ``outer`` (a thread relays them), so the
     API server's own TLS can run over it: Python's ssl cannot wrap one TLS socket in another."""
     inner, near = socket.socketpair()
-    outer.settimeout(None)
     threading.Thread(target=_pump, args=(outer, near), name="https-proxy-tunnel", daemon=True).start()
     return inner
 
 
 def _pump(outer, near):
-    """Copy bytes both ways between ``outer`` (TLS to the proxy) and ``near`` until either side ends."""
+    """Copy bytes both ways between ``outer`` (TLS to the proxy) and ``near`` until either side ends.
+
+    A readable TLS socket may hold a record without application data (a TLS 1.3 session ticket): its
+    read gives up after a moment instead of blocking the other direction."""
     import select
 
     try:
@@ -267,10 +269,20 @@ def _pump(outer, near):
             while True:
                 ready = [outer] if outer.pending() else select.select([outer, near], [], [])[0]
                 for source in ready:
-                    data = source.recv(65536)
+                    if source is outer:
+                        outer.settimeout(0.2)
+                        try:
+                            data = outer.recv(65536)
+                        except socket.timeout:
+                            continue
+                        target = near
+                    else:
+                        data = near.recv(65536)
+                        outer.settimeout(30.0)
+                        target = outer
                     if not data:
                         return
-                    (near if source is outer else outer).sendall(data)
+                    target.sendall(data)
     except (OSError, ValueError):
         return
 
