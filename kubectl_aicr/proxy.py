@@ -16,9 +16,16 @@ The rules are client-go's and Go's:
   info) and must answer 200; a socks5 proxy (RFC 1928; RFC 1929 user/password from
   the URL) is asked for the host by name, as Go's dialer does.
 
-Unlike kubectl, an https:// proxy (TLS to the proxy, then TLS inside it) is refused
-with a clear error; it is never bypassed. So is an environment proxy value that
-cannot be read, where Go would silently connect directly.
+- An https proxy (``proxy-url`` or ``HTTPS_PROXY`` ``https://...``) is spoken to over TLS,
+  then asked to CONNECT, then the API server's TLS runs inside that tunnel. As Go's
+  ``Transport.dialConn``/``addTLS`` does with client-go's TLS config, the proxy's TLS uses
+  the cluster's settings: its certificate is verified against the kubeconfig's CA when one
+  is set (else the system's), not at all under ``insecure-skip-tls-verify``, for the name
+  ``tls-server-name`` when set (else the proxy's host), and the user's client certificate
+  is shown if the proxy asks for one (checked against kubectl 1.37).
+
+Unlike kubectl, an environment proxy value that cannot be read is an error, where Go
+would silently connect directly.
 """
 
 import base64
@@ -186,32 +193,98 @@ def _split_host_port(entry):
 # Tunnels
 
 
-def connect(proxy, host, port, timeout):
-    """A socket connected through ``proxy`` to ``host``:``port`` (not yet TLS); TransportError if the proxy refuses."""
-    if proxy.scheme == "https":
-        raise TransportError("%s is an https:// proxy (%s); kubectl-aicr cannot speak TLS to a proxy: use an "
-                             "http:// or socks5:// proxy" % (proxy.display(), proxy.origin))
+def connect(proxy, host, port, timeout, context=None, tls_server_name=None):
+    """A socket connected through ``proxy`` to ``host``:``port`` (not yet TLS); TransportError if the proxy
+    refuses or, for an https proxy, its TLS fails. ``context`` is the cluster's ``ssl.SSLContext`` and
+    ``tls_server_name`` its ``tls-server-name`` (None: unset): an https proxy is spoken to with them."""
     from .transport import connect_tcp
     try:
         sock = connect_tcp(proxy.host, proxy.port, timeout)
     except OSError as exc:
         raise TransportError("cannot connect to proxy %s (%s): %s"
                              % (proxy.display(), proxy.origin, exc.strerror or exc)) from None
-    # The tunnel's set-up shares the deadline: a proxy that trickles its answer is cut off by a watchdog.
-    watchdog = threading.Timer(timeout, _shut, (sock,))
+    # The tunnel's set-up shares the deadline: a proxy that trickles its answer is cut off by a watchdog
+    # (which shuts the socket in use: wrapping it in TLS detaches the plain one).
+    current = [sock]
+    watchdog = threading.Timer(timeout, lambda: _shut(current[0]))
     watchdog.daemon = True
     watchdog.start()
     try:
-        if proxy.scheme == "http":
-            _http_connect(sock, proxy, host, port)
-        else:
+        if proxy.scheme == "socks5":
             _socks5_connect(sock, proxy, host, port)
+        elif proxy.scheme == "https":
+            sock = current[0] = _tls_to_proxy(sock, proxy, context, tls_server_name)
+            _http_connect(sock, proxy, host, port)
+            sock = _tunnel_inside(sock)
+        else:
+            _http_connect(sock, proxy, host, port)
     except BaseException:
         sock.close()
         raise
     finally:
         watchdog.cancel()
     return sock
+
+
+def _tls_to_proxy(sock, proxy, context, tls_server_name):
+    """TLS to an https proxy with the cluster's context (Go's ``persistConn.addTLS`` with client-go's config)."""
+    import ssl
+    from .transport import _require_san
+
+    name = tls_server_name or proxy.host
+    try:
+        tls = context.wrap_socket(sock, server_hostname=name)
+        if context.verify_mode != ssl.CERT_NONE:
+            _require_san(tls, name)
+        return tls
+    except ssl.SSLCertVerificationError as exc:
+        sock.close()
+        raise TransportError("TLS: the certificate of proxy %s (%s) is not trusted: %s (it is verified as the "
+                             "cluster's server is: against the kubeconfig's CA when one is set, else the system's)"
+                             % (proxy.display(), proxy.origin, exc.verify_message or exc.reason or exc.args[-1])
+                             ) from None
+    except ssl.SSLError as exc:
+        sock.close()
+        raise TransportError("TLS handshake with proxy %s (%s) failed: %s"
+                             % (proxy.display(), proxy.origin, exc.reason or exc)) from None
+
+
+def _tunnel_inside(outer):
+    """A plain socket whose bytes travel inside the TLS connection ``outer`` (a thread relays them), so the
+    API server's own TLS can run over it: Python's ssl cannot wrap one TLS socket in another."""
+    inner, near = socket.socketpair()
+    threading.Thread(target=_pump, args=(outer, near), name="https-proxy-tunnel", daemon=True).start()
+    return inner
+
+
+def _pump(outer, near):
+    """Copy bytes both ways between ``outer`` (TLS to the proxy) and ``near`` until either side ends.
+
+    A readable TLS socket may hold a record without application data (a TLS 1.3 session ticket): its
+    read gives up after a moment instead of blocking the other direction."""
+    import select
+
+    try:
+        with outer, near:
+            while True:
+                ready = [outer] if outer.pending() else select.select([outer, near], [], [])[0]
+                for source in ready:
+                    if source is outer:
+                        outer.settimeout(0.2)
+                        try:
+                            data = outer.recv(65536)
+                        except socket.timeout:
+                            continue
+                        target = near
+                    else:
+                        data = near.recv(65536)
+                        outer.settimeout(30.0)
+                        target = outer
+                    if not data:
+                        return
+                    target.sendall(data)
+    except (OSError, ValueError):
+        return
 
 
 def _shut(sock):

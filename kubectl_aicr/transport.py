@@ -1,6 +1,8 @@
 """HTTPS to the Kubernetes API server: one connection, one deadline, Status errors.
 
-- The server URL is an ``https://`` URL; a path prefix (``https://host/k8s/clusters/c-x``,
+- The server URL is an ``https://`` URL; its host is used as written (upper-case letters kept) for the TLS
+  server name, the ``Host`` header (``host[:port]`` exactly as in the URL) and a proxy's CONNECT, as Go's
+  net/http sends them; a path prefix (``https://host/k8s/clusters/c-x``,
   Rancher) is kept in front of every request path, as client-go's ``path.Join`` keeps
   it; an IPv6 address is in brackets. kubectl would talk plain HTTP, without
   credentials, to an ``http://`` or scheme-less server: the plugin refuses those.
@@ -26,6 +28,8 @@
   :class:`~kubectl_aicr.errors.TransportError` line naming the server.
 """
 
+import base64
+import binascii
 import datetime
 import email.utils
 import http.client
@@ -89,8 +93,10 @@ class ServerURL:
             raise ConfigError("server %r has no host" % text)
         if parts.query or parts.fragment:
             raise ConfigError("server %r must not have a query or fragment" % text)
-        self.host = host
+        self.host = _as_written(parts.netloc, host)
         self.port = port or 443
+        # The Host header Go sends: the URL's host[:port] as written (net/http Request.write), zone removed.
+        self.host_header = re.sub(r"%25[^\]]*\]", "]", parts.netloc).rstrip(":")
         prefix = posixpath.normpath(parts.path) if parts.path else ""
         self.prefix = "" if prefix in ("/", ".", "//") else prefix.rstrip("/")
 
@@ -108,6 +114,15 @@ class ServerURL:
 
     def __str__(self):
         return self.text
+
+
+def _as_written(netloc, host):
+    """The host of ``netloc`` with its letters as written (urlsplit lower-cases ``hostname``): Go's url.Parse
+    keeps them, so kubectl sends the TLS server name, the Host header and a proxy's CONNECT target as written."""
+    hostport = netloc.rpartition("@")[2]
+    written = hostport[1:hostport.find("]")] if hostport.startswith("[") else hostport.rpartition(":")[0] \
+        if ":" in hostport else hostport
+    return written if written.lower() == host else host
 
 
 def tls_context(cluster, credentials, secrets=None):
@@ -146,20 +161,67 @@ def tls_context(cluster, credentials, secrets=None):
     return context
 
 
+# OpenSSL's X509_V_FLAG_PARTIAL_CHAIN (ssl.VERIFY_X509_PARTIAL_CHAIN from Python 3.10): a certificate of the
+# trust store ends a chain wherever it sits in it, as every certificate of Go's x509.CertPool does.
+VERIFY_X509_PARTIAL_CHAIN = getattr(ssl, "VERIFY_X509_PARTIAL_CHAIN", 0x80000)
+MAX_CA_BYTES = 16 * 1024 * 1024
+_PEM_BLOCK = re.compile(rb"-----BEGIN ([^\r\n]*?)-----[ \t]*\r?\n(.*?)\n-----END \1-----", re.S)
+
+
+def pem_blocks(data):
+    """Yield ``(type, headers_present, der_or_None)`` for each PEM block of ``data`` (bytes), as Go's
+    ``encoding/pem`` ``Decode`` finds them; ``der`` is None when the body is not valid base64."""
+    for match in _PEM_BLOCK.finditer(data):
+        body = match.group(2)
+        first = body.split(b"\n", 1)[0]
+        headers = b":" in first
+        try:
+            der = base64.b64decode(re.sub(rb"\s+", b"", body), validate=True)
+        except (binascii.Error, ValueError):
+            der = None
+        yield match.group(1).decode("latin-1"), headers, der
+
+
 def _load_ca(context, cluster):
+    """Trust every certificate of the cluster's CA data or file, as Go's ``x509.CertPool.AppendCertsFromPEM``
+    does (client-go ``transport/transport.go`` ``rootCertPool``): each CERTIFICATE block without headers that
+    parses is a trust anchor wherever it sits in a chain (the server's own certificate pins it); other blocks
+    are skipped; ConfigError only when no block gives a certificate."""
+    which = "certificate-authority-data" if cluster.certificate_authority_data else \
+        "certificate-authority %s" % cluster.certificate_authority
+    data = cluster.certificate_authority_data or _read_ca_file(cluster)
+    added, bad_certificate, blocks = 0, False, 0
+    for kind, headers, der in pem_blocks(data):
+        blocks += 1
+        if kind != "CERTIFICATE" or headers:
+            continue
+        try:
+            if der is None:
+                raise ValueError("not base64")
+            context.load_verify_locations(cadata=der)
+        except (ssl.SSLError, ValueError):
+            bad_certificate = True
+            continue
+        added += 1
+    if not added:
+        problem = ("holds a CERTIFICATE block that is not a valid certificate" if bad_certificate else
+                   "holds no usable PEM CERTIFICATE block (other blocks, and blocks with headers, are skipped)"
+                   if blocks else "holds no PEM block")
+        raise ConfigError("unable to load root certificates: the %s of cluster %s %s" % (which, cluster.name, problem))
+    context.verify_flags |= VERIFY_X509_PARTIAL_CHAIN
+
+
+def _read_ca_file(cluster):
+    path = cluster.certificate_authority
     try:
-        if cluster.certificate_authority_data:
-            context.load_verify_locations(cadata=cluster.certificate_authority_data.decode("ascii", "replace"))
-        else:
-            context.load_verify_locations(cafile=cluster.certificate_authority)
+        with open(path, "rb") as handle:
+            return handle.read(MAX_CA_BYTES)
     except FileNotFoundError:
         raise ConfigError("unable to read certificate-authority %s for %s due to open %s: no such file or directory"
-                          % (cluster.certificate_authority, cluster.name, cluster.certificate_authority)) from None
-    except (ssl.SSLError, ValueError, OSError):
-        which = "certificate-authority-data" if cluster.certificate_authority_data else \
-            "certificate-authority %s" % cluster.certificate_authority
-        raise ConfigError("unable to load root certificates: the %s of cluster %s holds no PEM certificate"
-                          % (which, cluster.name)) from None
+                          % (path, cluster.name, path)) from None
+    except OSError as exc:
+        raise ConfigError("unable to read certificate-authority %s for %s due to open %s: %s"
+                          % (path, cluster.name, path, exc.strerror or exc)) from None
 
 
 class _EncryptedKey(Exception):
@@ -238,20 +300,23 @@ class _Connection(http.client.HTTPSConnection):
     """An HTTPSConnection through an optional proxy, whose TLS server name (SNI, verification) may differ
     from the host."""
 
-    def __init__(self, host, port, context, server_name, timeout, via=None):
+    def __init__(self, host, port, context, server_name, timeout, via=None, tls_server_name=None):
         super().__init__(host, port, context=context, timeout=timeout)
         self._server_name = server_name
         self._via = via
+        self._tls_server_name = tls_server_name
 
     def connect(self):
         if self._via is not None:
             from . import proxy
 
-            sock = proxy.connect(self._via, self.host, self.port, self.timeout)
+            sock = proxy.connect(self._via, self.host, self.port, self.timeout, self._context,
+                                 self._tls_server_name)
         else:
             sock = connect_tcp(self.host, self.port, self.timeout)
         try:
-            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            if sock.family in (socket.AF_INET, socket.AF_INET6):  # not the pipe inside an https proxy's TLS
+                sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             self.sock = self._context.wrap_socket(sock, server_hostname=self._server_name)
             if self._context.verify_mode != ssl.CERT_NONE:
                 _require_san(self.sock, self._server_name)
@@ -276,7 +341,7 @@ def _choose_proxy(cluster, server, environ):
 def _send_request(connection, method, url, payload, headers):
     """Send one request with ``headers`` [(name, value)] in order, a name possibly repeated (Impersonate-Group),
     values as UTF-8 bytes (what Go sends for non-ASCII values; http.client would insist on latin-1)."""
-    connection.putrequest(method, url, skip_accept_encoding=True)
+    connection.putrequest(method, url, skip_host=True, skip_accept_encoding=True)
     for name, value in headers:
         connection.putheader(name, value.encode("utf-8"))
     if payload is not None:
@@ -356,7 +421,7 @@ class Client:
         return self._decode(method, path, *answer)
 
     def _send(self, method, url, payload, content_type, credentials):
-        headers = [("Accept", "application/json"), ("User-Agent", USER_AGENT)]
+        headers = [("Host", self.server.host_header), ("Accept", "application/json"), ("User-Agent", USER_AGENT)]
         if payload is not None:
             headers.append(("Content-Type", content_type or "application/json"))
         headers.extend(credentials.headers)
@@ -378,7 +443,8 @@ class Client:
         remaining = self.deadline.remaining()
         if self._connection is None:
             self._connection = _Connection(self.server.host, self.server.port, self.context,
-                                           self.cluster.tls_server_name or self.server.host, remaining, self.proxy)
+                                           self.cluster.tls_server_name or self.server.host, remaining, self.proxy,
+                                           self.cluster.tls_server_name)
         connection = self._connection
         connection.timeout = remaining
         if connection.sock is not None:

@@ -5,11 +5,13 @@ What client-go refuses for the entries a command uses (``tools/clientcmd/validat
 ``transport/round_trippers.go`` ``HTTPWrappersForConfig`` and ``transport/transport.go``
 ``TLSConfigFor``, the exec apiVersion check of ``plugin/pkg/client/auth/exec/exec.go``,
 and the auth-provider registry of ``rest/plugin.go`` with the removal stubs of
-``plugin/pkg/client/auth/gcp`` and ``azure``), raised here as one ConfigError each.
+``plugin/pkg/client/auth/gcp`` and ``azure``). Every problem of the chosen user and cluster is
+reported in one ConfigError, as kubectl lists them all ("Error in configuration: * ... * ...").
 
 Where kubectl would carry on silently the plugin stops instead: a cluster without a
 server (kubectl: ``http://localhost:8080``), a client key without a certificate
-(kubectl ignores the key).
+(kubectl ignores the key), and a user with no credentials at all, or only impersonation
+settings (kubectl prompts for a username and password; a plugin never prompts).
 """
 
 from .errors import ConfigError
@@ -29,10 +31,15 @@ REMOVED_AUTH_PROVIDERS = {
 
 
 def check(selection):
-    """Raise ConfigError for the first problem of ``selection``'s cluster or user, else return None."""
-    check_cluster(selection.cluster)
-    if selection.user is not None:
-        check_user(selection.user)
+    """Raise one ConfigError naming every problem of ``selection``'s user and cluster (in kubectl's order: the
+    user's, then the cluster's, as ``DirectClientConfig.ConfirmUsable`` lists them), else return None."""
+    problems = (user_problems(selection.user) if selection.user is not None else []) + \
+        cluster_problems(selection.cluster)
+    if len(problems) == 1:
+        raise ConfigError(problems[0])
+    if problems:
+        raise ConfigError("invalid configuration, %d problems: %s"
+                          % (len(problems), " ".join("(%d) %s;" % (n, p) for n, p in enumerate(problems, 1))[:-1]))
 
 
 def _unreadable(path):
@@ -45,99 +52,128 @@ def _unreadable(path):
         return "open %s: %s" % (path, reason[:1].lower() + reason[1:])
 
 
-def check_cluster(cluster):
-    name = cluster.name
+def cluster_problems(cluster):
+    """Every problem of a cluster entry, as messages (``validateClusterInfo``, then the TLS config's check)."""
+    name, problems = cluster.name, []
     if not cluster.server:
-        raise ConfigError('no server found for cluster "%s" (kubectl would fall back to http://localhost:8080)'
-                          % name)
+        problems.append('no server found for cluster "%s" (kubectl would fall back to http://localhost:8080)' % name)
     if cluster.proxy_url:
         from . import proxy
 
-        proxy.parse_proxy_url(cluster.proxy_url, name)
+        try:
+            proxy.parse_proxy_url(cluster.proxy_url, name)
+        except ConfigError as exc:
+            problems.append(str(exc))
     if cluster.certificate_authority and cluster.certificate_authority_data:
-        raise ConfigError("certificate-authority-data and certificate-authority are both specified for %s. "
-                          "certificate-authority-data will override." % name)
+        problems.append("certificate-authority-data and certificate-authority are both specified for %s. "
+                        "certificate-authority-data will override." % name)
     if cluster.certificate_authority:
         problem = _unreadable(cluster.certificate_authority)
         if problem:
-            raise ConfigError("unable to read certificate-authority %s for %s due to %s"
-                              % (cluster.certificate_authority, name, problem))
+            problems.append("unable to read certificate-authority %s for %s due to %s"
+                            % (cluster.certificate_authority, name, problem))
     has_ca = bool(cluster.certificate_authority or cluster.certificate_authority_data)
     if cluster.insecure_skip_tls_verify and has_ca:
-        raise ConfigError("specifying a root certificates file with the insecure flag is not allowed "
-                          "(cluster %s sets insecure-skip-tls-verify and a certificate-authority)" % name)
+        problems.append("specifying a root certificates file with the insecure flag is not allowed "
+                        "(cluster %s sets insecure-skip-tls-verify and a certificate-authority)" % name)
+    return problems
 
 
-def check_user(user):
-    _check_methods(user)
-    _check_client_certificate(user)
+def user_problems(user):
+    """Every problem of a user (AuthInfo) entry, as messages, in ``validateAuthInfo``'s order; then a user
+    that cannot be identified at all, where kubectl would prompt for a username and password."""
+    problems = _client_certificate_problems(user)
     if user.exec is not None:
-        _check_exec(user)
-    if user.auth_provider is not None:
-        _check_auth_provider(user)
+        problems += _exec_problems(user)
+    problems += _method_problems(user)
     if (user.impersonate_uid or user.impersonate_groups or user.impersonate_extra) and not user.impersonate:
-        raise ConfigError("requesting uid, groups or user-extra for %s without impersonating a user" % user.name)
+        problems.append("requesting uid, groups or user-extra for %s without impersonating a user" % user.name)
+    if user.auth_provider is not None and not problems:
+        problems += _auth_provider_problems(user)
+    if not problems and not identifies(user):
+        problems.append(_no_credentials(user))
+    return problems
 
 
-def _check_methods(user):
+def identifies(user):
+    """client-go's ``canIdentifyUser``: a username, a client certificate, a bearer token (or token file), an
+    auth-provider or an exec plugin. Without one kubectl prompts for a username and password."""
+    return bool(user.username or user.client_certificate or user.client_certificate_data or user.token
+                or user.token_file or user.auth_provider is not None or user.exec is not None)
+
+
+def _no_credentials(user):
+    has = "only a password" if user.password else \
+        "only impersonation settings (as, as-groups, as-uid, as-user-extra)" if user.impersonate or \
+        user.impersonate_groups or user.impersonate_uid or user.impersonate_extra else "nothing"
+    return ('user "%s" has no credentials (%s; it needs a token, tokenFile, username and password, client '
+            "certificate, exec plugin or auth-provider): kubectl would prompt for a username and password, "
+            "kubectl-aicr never prompts" % (user.name, has))
+
+
+def _method_problems(user):
     methods = (["token"] if user.token else []) + (["basicAuth"] if user.username or user.password else [])
+    problems = []
     if len(methods) > 1:
-        raise ConfigError("more than one authentication method found for %s; found [%s], only one is allowed"
-                          % (user.name, " ".join(methods)))
+        problems.append("more than one authentication method found for %s; found [%s], only one is allowed"
+                        % (user.name, " ".join(methods)))
     if user.token_file and (user.username or user.password):
-        raise ConfigError("username/password or bearer token may be set, but not both (user %s has tokenFile "
-                          "and basic auth)" % user.name)
+        problems.append("username/password or bearer token may be set, but not both (user %s has tokenFile "
+                        "and basic auth)" % user.name)
+    return problems
 
 
-def _check_client_certificate(user):
-    name = user.name
+def _client_certificate_problems(user):
+    name, problems = user.name, []
     has_cert = bool(user.client_certificate or user.client_certificate_data)
     has_key = bool(user.client_key or user.client_key_data)
     if not has_cert:
         if has_key:
-            raise ConfigError("client-key-data or client-key is set for %s without client-certificate-data or "
-                              "client-certificate (kubectl would ignore the key)" % name)
-        return
+            problems.append("client-key-data or client-key is set for %s without client-certificate-data or "
+                            "client-certificate (kubectl would ignore the key)" % name)
+        return problems
     if user.client_certificate and user.client_certificate_data:
-        raise ConfigError("client-cert-data and client-cert are both specified for %s. client-cert-data will "
-                          "override." % name)
+        problems.append("client-cert-data and client-cert are both specified for %s. client-cert-data will "
+                        "override." % name)
     if user.client_key and user.client_key_data:
-        raise ConfigError("client-key-data and client-key are both specified for %s; client-key-data will override"
-                          % name)
+        problems.append("client-key-data and client-key are both specified for %s; client-key-data will override"
+                        % name)
     if not has_key:
-        raise ConfigError("client-key-data or client-key must be specified for %s to use the clientCert "
-                          "authentication method." % name)
+        problems.append("client-key-data or client-key must be specified for %s to use the clientCert "
+                        "authentication method." % name)
     for path, what in ((user.client_certificate, "client-cert"), (user.client_key, "client-key")):
         problem = path and _unreadable(path)
         if problem:
-            raise ConfigError("unable to read %s %s for %s due to %s" % (what, path, name, problem))
+            problems.append("unable to read %s %s for %s due to %s" % (what, path, name, problem))
+    return problems
 
 
-def _check_exec(user):
-    name, spec = user.name, user.exec
+def _exec_problems(user):
+    name, spec, problems = user.name, user.exec, []
     if user.auth_provider is not None:
-        raise ConfigError("authProvider cannot be provided in combination with an exec plugin for %s" % name)
+        problems.append("authProvider cannot be provided in combination with an exec plugin for %s" % name)
     if not spec.command:
-        raise ConfigError("command must be specified for %s to use exec authentication plugin" % name)
+        problems.append("command must be specified for %s to use exec authentication plugin" % name)
     if not spec.api_version:
-        raise ConfigError("apiVersion must be specified for %s to use exec authentication plugin" % name)
-    if any(not variable for variable, _ in spec.env):
-        raise ConfigError("env variable name must be specified for %s to use exec authentication plugin" % name)
+        problems.append("apiVersion must be specified for %s to use exec authentication plugin" % name)
+    for variable, _ in spec.env:
+        if not variable:
+            problems.append("env variable name must be specified for %s to use exec authentication plugin" % name)
     if not spec.interactive_mode:
-        raise ConfigError("interactiveMode must be specified for %s to use exec authentication plugin" % name)
-    if spec.interactive_mode not in INTERACTIVE_MODES:
-        raise ConfigError('invalid interactiveMode for %s: "%s"' % (name, spec.interactive_mode))
-    if spec.api_version not in EXEC_API_VERSIONS:
-        raise ConfigError('exec plugin: invalid apiVersion "%s" (user %s; use %s)'
-                          % (spec.api_version, name, " or ".join(EXEC_API_VERSIONS)))
+        problems.append("interactiveMode must be specified for %s to use exec authentication plugin" % name)
+    elif spec.interactive_mode not in INTERACTIVE_MODES:
+        problems.append('invalid interactiveMode for %s: "%s"' % (name, spec.interactive_mode))
+    if spec.api_version and spec.api_version not in EXEC_API_VERSIONS and not problems:
+        problems.append('exec plugin: invalid apiVersion "%s" (user %s; use %s)'
+                        % (spec.api_version, name, " or ".join(EXEC_API_VERSIONS)))
+    return problems
 
 
-def _check_auth_provider(user):
+def _auth_provider_problems(user):
     provider = user.auth_provider
     if provider.name in REMOVED_AUTH_PROVIDERS:
-        raise ConfigError(REMOVED_AUTH_PROVIDERS[provider.name])
+        return [REMOVED_AUTH_PROVIDERS[provider.name]]
     if provider.name != "oidc":
-        raise ConfigError('no Auth Provider found for name "%s" (user %s)' % (provider.name, user.name))
-    for key in ("idp-issuer-url", "client-id"):
-        if not provider.config.get(key):
-            raise ConfigError("Must provide %s (auth-provider oidc of user %s)" % (key, user.name))
+        return ['no Auth Provider found for name "%s" (user %s)' % (provider.name, user.name)]
+    return ["Must provide %s (auth-provider oidc of user %s)" % (key, user.name)
+            for key in ("idp-issuer-url", "client-id") if not provider.config.get(key)]

@@ -12,6 +12,8 @@ fresh folder and returns a :class:`Case` saying how to run it and what must happ
 - ``ANONYMOUS``: a context without a user: kubectl prompts for a user name, the plugin
   sends no credentials (the issue asks for it; a plugin never prompts).
 
+The cases ported from client-go's own clientcmd tests are in :mod:`tests.clientcmd_cases`.
+
 Generator styles copied: kind, kubeadm admin.conf, k3s, minikube (file paths and
 extensions), ``aws eks update-kubeconfig`` (exec v1beta1 and the old v1alpha1), GKE
 (gke-gcloud-auth-plugin exec with installHint and provideClusterInfo, the removed gcp
@@ -44,6 +46,7 @@ SAME, BOTH_REFUSE, FALLBACK, ANONYMOUS = "same", "both-refuse", "fallback", "ano
 ROLE = "install"  # the fixture rollout both clients ask for
 PREFIX = "/k8s/clusters/c-m-4xq7w"
 NAMED_HOST = "api.example.invalid"
+NAMED_HOST_MIXED_CASE = "API.Example.INVALID"
 SNI_NAME = "kubernetes.default.svc"
 JURGEN, JURGEN_PASSWORD = "jürgen", "pässwörd£"
 
@@ -53,14 +56,14 @@ class Case(NamedTuple):
 
     name: str
     expect: str
-    server: str = "main"                 # which server's log to compare: main, special, v6, sni, cn
+    server: str = "main"                 # which server's log to compare: main, special, v6, sni, cn, chain
     kubeconfig_env: Optional[str] = None  # the KUBECONFIG value
     args: Tuple[str, ...] = ()           # flags for both clients (--kubeconfig, --context)
     env: Dict[str, str] = {}
     cwd: Optional[str] = None
     plugin_error: str = ""               # regex the plugin's one error line must match
     kubectl_error: str = ""              # regex kubectl's stderr must match
-    proxy: Optional[str] = None          # "http" or "socks5": compare that proxy's records too
+    proxy: Optional[str] = None          # "http", "https" or "socks5": compare that proxy's records too
     path_first: Optional[str] = None     # a folder put first on PATH (fake credential plugins)
     path_only: bool = False              # PATH is only that folder (and the python3 the plugin runs on)
 
@@ -89,7 +92,9 @@ class Servers:
     ``special``: 127.0.0.1, certificate for 127.0.0.1, ::1, api.example.invalid and this
     machine's address; basic auth (user jürgen); also serves under :data:`PREFIX`.
     ``v6``: on ::1. ``sni``: a certificate for kubernetes.default.svc only. ``cn``: a
-    certificate whose name is only in its CN. Plus an HTTP CONNECT and a SOCKS5 proxy that
+    certificate whose name is only in its CN. ``chain``: sends its certificate followed by its CA's
+    (the others send their certificate alone). The https proxy's certificate (127.0.0.1, localhost) is
+    signed by ``proxy_ca`` (file ``proxy_ca_file``), which no server uses. Plus an HTTP CONNECT and a SOCKS5 proxy that
     route api.example.invalid and this machine's address to ``special``.
     """
 
@@ -102,17 +107,23 @@ class Servers:
         self.v6 = apiserver.APIServer(fixtures_dir=fixtures_dir, host="::1").start()
         self.sni = apiserver.APIServer(fixtures_dir=fixtures_dir, server_names=[SNI_NAME]).start()
         self.cn = apiserver.APIServer(fixtures_dir=fixtures_dir, server_names=["127.0.0.1"], cn_only=True).start()
-        routes = {"%s:%d" % (NAMED_HOST, self.special.port): ("127.0.0.1", self.special.port)}
+        self.chain = send_chain(apiserver.APIServer(fixtures_dir=fixtures_dir)).start()
+        routes = {"%s:%d" % (name, self.special.port): ("127.0.0.1", self.special.port)
+                  for name in (NAMED_HOST, NAMED_HOST_MIXED_CASE)}
         if self.host_ip:
             routes["%s:%d" % (self.host_ip, self.special.port)] = ("127.0.0.1", self.special.port)
         self.http_proxy = TunnelProxy("http", routes).start()
         self.socks_proxy = TunnelProxy("socks5", routes).start()
+        self.proxy_ca = certs.make_ca()
+        self.proxy_ca_file = certs.write_ca(self.proxy_ca, self.special.workdir, "proxy-ca.crt")
+        self.https_proxy = TunnelProxy("https", routes, tls=certs.write_server_cert(
+            self.proxy_ca, self.special.workdir, ("127.0.0.1", "localhost"), stem="proxy")).start()
 
     def all(self):
-        return {"special": self.special, "v6": self.v6, "sni": self.sni, "cn": self.cn}
+        return {"special": self.special, "v6": self.v6, "sni": self.sni, "cn": self.cn, "chain": self.chain}
 
     def proxies(self):
-        return {"http": self.http_proxy, "socks5": self.socks_proxy}
+        return {"http": self.http_proxy, "socks5": self.socks_proxy, "https": self.https_proxy}
 
     def clear(self):
         for server in self.all().values():
@@ -125,6 +136,14 @@ class Servers:
             proxy.stop()
         for server in self.all().values():
             server.stop()
+
+
+def send_chain(server):
+    """Make a not yet started APIServer send its certificate and then its CA's in the TLS handshake."""
+    with open(server.server_cert.cert, "ab") as handle:
+        handle.write(server.ca.cert_pem.bytes())
+    server._ssl_context = server._make_ssl_context()
+    return server
 
 
 @pytest.fixture(scope="session")
@@ -871,3 +890,238 @@ def no_proxy_cidr_bypasses_the_proxy(ctx):
                 env={"HTTPS_PROXY": ctx.servers.http_proxy.url, "NO_PROXY": ctx.servers.host_ip + "/24"},
                 plugin_error=r"cannot connect to server https://[0-9.]+:\d+: connection refused",
                 kubectl_error=r"was refused")
+
+
+# ---------------------------------------------------------------------------------------------
+# Trust anchors as Go's x509.CertPool: every certificate of the CA data is trusted wherever it sits in the
+# server's chain; PEM blocks that are not certificates are skipped (crypto/x509 AppendCertsFromPEM).
+
+
+def _pem(path):
+    with open(path) as handle:
+        return handle.read()
+
+
+def _ca_data_text(ctx, text, server="main"):
+    config = single(ctx, {"token": ctx.token("bob@example.com", server)}, server=server,
+                    **{"certificate-authority-data": base64.b64encode(text.encode()).decode()})
+    return ctx.write("config", config)
+
+
+@case
+def ca_data_is_the_servers_own_certificate(ctx):
+    return Case("", SAME, kubeconfig_env=_ca_data_text(ctx, _pem(ctx.main.server_cert.cert)))
+
+
+@case
+def ca_data_is_the_servers_own_certificate_sent_with_its_ca(ctx):
+    end = "-----END CERTIFICATE-----\n"
+    leaf = _pem(ctx.servers.chain.server_cert.cert).split(end)[0] + end
+    return Case("", SAME, server="chain", kubeconfig_env=_ca_data_text(ctx, leaf, "chain"))
+
+
+@case
+def ca_file_is_the_servers_own_certificate(ctx):
+    ctx.write("pinned.crt", _pem(ctx.main.server_cert.cert))
+    config = kubeconfig({"c": {"server": ctx.main.url, "certificate-authority": "pinned.crt"}},
+                        {"u": {"token": ctx.token("bob@example.com")}}, {"ctx": ("c", "u")}, "ctx")
+    return Case("", SAME, kubeconfig_env=ctx.write("config", config))
+
+
+@case
+def ca_data_with_blocks_that_are_not_certificates(ctx):
+    junk = ("# the cluster CA\n-----BEGIN PRIVATE KEY-----\nQUJD\n-----END PRIVATE KEY-----\n"
+            "-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n")
+    return Case("", SAME, kubeconfig_env=_ca_data_text(ctx, junk + _pem(ctx.main.ca_file) + "trailing text\n"))
+
+
+@case
+def ca_data_of_a_private_key_only(ctx):
+    return Case("", BOTH_REFUSE, kubeconfig_env=_ca_data_text(
+        ctx, "-----BEGIN PRIVATE KEY-----\nQUJD\n-----END PRIVATE KEY-----\n"),
+        plugin_error=r"^unable to load root certificates: the certificate-authority-data of cluster c holds no usable "
+                     r"PEM CERTIFICATE block \(other blocks, and blocks with headers, are skipped\)$",
+        kubectl_error=r"unable to load root certificates: no valid certificate authority data seen")
+
+
+@case
+def ca_data_of_a_broken_certificate_only(ctx):
+    return Case("", BOTH_REFUSE, kubeconfig_env=_ca_data_text(
+        ctx, "-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n"),
+        plugin_error=r"certificate-authority-data of cluster c holds a CERTIFICATE block that is not a valid",
+        kubectl_error=r"unable to load root certificates: failed to parse certificate")
+
+
+@case
+def ca_data_that_is_not_pem(ctx):
+    return Case("", BOTH_REFUSE, kubeconfig_env=_ca_data_text(ctx, "not a certificate\n"),
+                plugin_error=r"certificate-authority-data of cluster c holds no PEM block$",
+                kubectl_error=r"unable to load root certificates: unable to parse bytes as PEM block")
+
+
+@case
+def ca_data_of_another_ca_is_refused(ctx):
+    return Case("", BOTH_REFUSE, kubeconfig_env=_ca_data_text(ctx, certs.make_ca().cert_pem.bytes().decode()),
+                plugin_error=r"certificate of server .* is not trusted", kubectl_error=r"x509: certificate signed by")
+
+
+# ---------------------------------------------------------------------------------------------
+# The same bytes on the wire: a host name is sent as written (TLS server name, Host header, CONNECT target),
+# as Go's net/http sends an EKS endpoint written in upper-case hex.
+
+
+@case
+def upper_case_host_name(ctx):
+    config = single(ctx, {"token": ctx.token("bob@example.com")})
+    config["clusters"][0]["cluster"]["server"] = "https://LOCALHOST:%d" % ctx.main.port
+    return Case("", SAME, kubeconfig_env=ctx.write("config", config))
+
+
+@case
+def mixed_case_host_name_with_a_path_prefix_through_a_proxy(ctx):
+    config = single(ctx, {"token": ctx.token("bob@example.com", "special")}, server="special")
+    config["clusters"][0]["cluster"]["server"] = "https://%s:%d%s" % (NAMED_HOST_MIXED_CASE, ctx.servers.special.port,
+                                                                      PREFIX)
+    return Case("", SAME, server="special", kubeconfig_env=ctx.write("config", config), proxy="http",
+                env={"HTTPS_PROXY": ctx.servers.http_proxy.url})
+
+
+# ---------------------------------------------------------------------------------------------
+# What kubectl refuses or prompts for, found by running client-go's clientcmd tables through both
+
+
+def _extensions(*names):
+    return [{"name": name, "extension": {"n": index}} for index, name in enumerate(names)]
+
+
+@case
+def duplicate_top_level_extension_names(ctx):
+    config = single(ctx, {"token": ctx.token("bob@example.com")}, extensions=None)
+    config["extensions"] = _extensions("example.com/a", "example.com/a")
+    return Case("", BOTH_REFUSE, kubeconfig_env=ctx.write("config", config),
+                plugin_error=r'duplicate name "example\.com/a" in extensions$',
+                kubectl_error=r'duplicate name "example\.com/a" in list')
+
+
+@case
+def duplicate_extension_names_in_an_unused_user(ctx):
+    config = single(ctx, {"token": ctx.token("bob@example.com")})
+    config["users"].append({"name": "other", "user": {"token": "x", "extensions": _extensions("", "")}})
+    return Case("", BOTH_REFUSE, kubeconfig_env=ctx.write("config", config),
+                plugin_error=r'duplicate name "" in users\[1\]: user: extensions$',
+                kubectl_error=r'duplicate name "" in list')
+
+
+@case
+def duplicate_extension_names_in_the_cluster(ctx):
+    config = single(ctx, {"token": ctx.token("bob@example.com")}, extensions=_extensions("x", "z", "x"))
+    return Case("", BOTH_REFUSE, kubeconfig_env=ctx.write("config", config),
+                plugin_error=r'duplicate name "x" in clusters\[0\]: cluster: extensions$',
+                kubectl_error=r'duplicate name "x" in list')
+
+
+PROMPT = r"Please enter Username"
+
+
+@case
+def user_without_credentials(ctx):
+    return Case("", FALLBACK, kubeconfig_env=ctx.write("config", single(ctx, {}, user_name="approver")),
+                kubectl_error=PROMPT, plugin_error=r'^user "approver" has no credentials \(nothing;.*never prompts$')
+
+
+@case
+def user_with_only_impersonation(ctx):
+    user = {"as": "alice@example.com", "as-groups": ["aicr-approvers"]}
+    return Case("", FALLBACK, kubeconfig_env=ctx.write("config", single(ctx, user)), kubectl_error=PROMPT,
+                plugin_error=r'^user "u" has no credentials \(only impersonation settings')
+
+
+@case
+def user_with_only_a_password(ctx):
+    return Case("", FALLBACK, kubeconfig_env=ctx.write("config", single(ctx, {"password": "x"}, server="special")),
+                server="special", kubectl_error=PROMPT, plugin_error=r'^user "u" has no credentials \(only a password')
+
+
+@case
+def missing_client_key_file_and_missing_ca_file(ctx):
+    cert = ctx.main.client_cert_files("alice@example.com")
+    config = kubeconfig({"c": {"server": ctx.main.url, "certificate-authority": ctx.path("gone", "ca.crt")}},
+                        {"u": {"client-certificate": cert.cert, "client-key": ctx.path("gone", "client.key")}},
+                        {"ctx": ("c", "u")}, "ctx")
+    return Case("", BOTH_REFUSE, kubeconfig_env=ctx.write("config", config),
+                plugin_error=r"^invalid configuration, 2 problems: \(1\) unable to read client-key .*/gone/client\.key "
+                             r"for u due to open .*: no such file or directory; \(2\) unable to read "
+                             r"certificate-authority .*/gone/ca\.crt for c due to open .*: no such file or directory$",
+                kubectl_error=r"(?s)unable to read client-key .*unable to read certificate-authority")
+
+
+@case
+def client_key_and_client_key_data_and_two_methods(ctx):
+    cert = ctx.main.client_cert_files("alice@example.com")
+    _, key = ctx.cert_data()
+    user = {"client-certificate": cert.cert, "client-key": cert.key, "client-key-data": key,
+            "token": ctx.token("bob@example.com"), "username": "bob", "password": "x"}
+    return Case("", BOTH_REFUSE, kubeconfig_env=ctx.write("config", single(ctx, user)),
+                plugin_error=r"^invalid configuration, 2 problems: \(1\) client-key-data and client-key are both "
+                             r"specified for u; .*\(2\) more than one authentication method found for u; found "
+                             r"\[token basicAuth\], only one is allowed$",
+                kubectl_error=r"(?s)client-key-data and client-key are both.*more than one authentication method")
+
+
+# ---------------------------------------------------------------------------------------------
+# proxy-url https://: TLS to the proxy with the cluster's TLS settings (Go's Transport.dialConn), then CONNECT
+
+
+def _via_https_proxy(ctx, ca_files=(), user=None, **cluster):
+    ctx.servers.https_proxy.trust_client_ca(ctx.main.ca_file)
+    cert, key = ctx.cert_data()
+    bundle = "".join(_pem(path) for path in ca_files)
+    settings = {"proxy-url": ctx.servers.https_proxy.url,
+                "certificate-authority-data": base64.b64encode(bundle.encode()).decode() if bundle else None}
+    settings.update(cluster)
+    config = single(ctx, user or {"client-certificate-data": cert, "client-key-data": key}, **settings)
+    return ctx.write("config", config)
+
+
+@case
+def https_proxy_url_trusted_by_the_kubeconfig_ca(ctx):
+    path = _via_https_proxy(ctx, (ctx.servers.proxy_ca_file, ctx.main.ca_file))
+    return Case("", SAME, kubeconfig_env=path, proxy="https")
+
+
+@case
+def https_proxy_url_verified_for_the_tls_server_name(ctx):
+    path = _via_https_proxy(ctx, (ctx.servers.proxy_ca_file, ctx.main.ca_file), **{"tls-server-name": "localhost"})
+    return Case("", SAME, kubeconfig_env=path, proxy="https")
+
+
+@case
+def https_proxy_url_with_the_system_trust_store(ctx):
+    bundle = ctx.write("system-cas.pem", _pem(ctx.servers.proxy_ca_file) + _pem(ctx.main.ca_file))
+    path = _via_https_proxy(ctx, (), user={"token": ctx.token("bob@example.com")})
+    return Case("", SAME, kubeconfig_env=path, proxy="https", env={"SSL_CERT_FILE": bundle})
+
+
+@case
+def https_proxy_url_under_insecure_skip_tls_verify(ctx):
+    path = _via_https_proxy(ctx, (), user={"token": ctx.token("bob@example.com")}, **{"insecure-skip-tls-verify": True})
+    return Case("", SAME, kubeconfig_env=path, proxy="https")
+
+
+@case
+def https_proxy_url_not_trusted_by_the_kubeconfig_ca(ctx):
+    bundle = ctx.write("system-cas.pem", _pem(ctx.servers.proxy_ca_file))
+    return Case("", BOTH_REFUSE, kubeconfig_env=_via_https_proxy(ctx, (ctx.main.ca_file,)),
+                env={"SSL_CERT_FILE": bundle},  # the system's CAs would trust it: they are not asked
+                plugin_error=r"^TLS: the certificate of proxy https://127\.0\.0\.1:\d+ \(proxy-url of cluster 'c'\) is "
+                             r"not trusted", kubectl_error=r"proxyconnect tcp: tls: failed to verify certificate")
+
+
+@case
+def https_proxy_from_the_environment(ctx):
+    bundle = ctx.write("system-cas.pem", _pem(ctx.servers.proxy_ca_file) + _pem(ctx.servers.special.ca_file))
+    config = single(ctx, {"token": ctx.token("bob@example.com", "special")}, server="special",
+                    **{"certificate-authority-data": None})
+    config["clusters"][0]["cluster"]["server"] = "https://%s:%d" % (NAMED_HOST, ctx.servers.special.port)
+    return Case("", SAME, server="special", kubeconfig_env=ctx.write("config", config), proxy="https",
+                env={"HTTPS_PROXY": ctx.servers.https_proxy.url_for("localhost"), "SSL_CERT_FILE": bundle})

@@ -11,6 +11,9 @@ the proxy (and where to)::
 ``routes`` maps a requested ``host:port`` to the address really dialled (a name that
 does not resolve can so reach a test server); other targets are dialled as asked.
 ``credentials=(user, password)`` makes the proxy demand them (407 / SOCKS5 method 2).
+``kind="https"`` is the CONNECT proxy spoken to over TLS (``tls=CertFiles`` of its certificate); its
+records also hold the TLS server name the client sent (``sni``) and whether it showed a client
+certificate (``client_cert``: the proxy asks for one, signed by ``client_ca`` when given).
 
 Protocols: RFC 7231 section 4.3.6 (CONNECT), RFC 1928 and RFC 1929 (SOCKS5).
 """
@@ -20,6 +23,7 @@ import dataclasses
 import select
 import socket
 import socketserver
+import ssl
 import struct
 import threading
 
@@ -32,6 +36,8 @@ class ProxyRecord:
     target: str
     proxy_authorization: str = None
     user: str = None
+    sni: str = None
+    client_cert: bool = False
 
 
 class _Server(socketserver.ThreadingTCPServer):
@@ -42,10 +48,22 @@ class _Server(socketserver.ThreadingTCPServer):
 class TunnelProxy:
     """An HTTP CONNECT (``kind="http"``) or SOCKS5 (``kind="socks5"``) proxy on 127.0.0.1."""
 
-    def __init__(self, kind="http", routes=None, credentials=None):
-        if kind not in ("http", "socks5"):
-            raise ValueError("kind must be http or socks5")
+    def __init__(self, kind="http", routes=None, credentials=None, tls=None, client_ca=None):
+        if kind not in ("http", "https", "socks5"):
+            raise ValueError("kind must be http, https or socks5")
+        if (kind == "https") != (tls is not None):
+            raise ValueError("an https proxy needs tls=CertFiles, and only it")
         self.kind = kind
+        self.tls_errors = []
+        self._context = None
+        if tls is not None:
+            self._context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+            self._context.load_cert_chain(tls.cert, tls.key)
+            if client_ca:
+                self._context.load_verify_locations(client_ca)
+                self._context.verify_mode = ssl.CERT_OPTIONAL
+            self._context.sni_callback = self._note_sni
+            self._sni = threading.local()
         self.routes = dict(routes or {})
         self.credentials = credentials
         self._records = []
@@ -56,6 +74,15 @@ class TunnelProxy:
     @property
     def url(self):
         return "%s://127.0.0.1:%d" % (self.kind, self.port)
+
+    def trust_client_ca(self, path):
+        """Also accept client certificates signed by the CA in ``path`` (an https proxy asks for one)."""
+        self._context.load_verify_locations(path)
+        self._context.verify_mode = ssl.CERT_OPTIONAL
+
+    def url_for(self, host):
+        """The proxy's URL with another host name for 127.0.0.1 (e.g. ``localhost``, as its certificate names it)."""
+        return "%s://%s:%d" % (self.kind, host, self.port)
 
     @property
     def records(self):
@@ -73,12 +100,15 @@ class TunnelProxy:
             def handle(self):
                 self.request.settimeout(20)
                 try:
-                    upstream = proxy._handshake(self.request)
-                except (OSError, ValueError):
+                    sock = proxy._accept_tls(self.request)
+                    upstream = proxy._handshake(sock)
+                except (OSError, ValueError) as exc:
+                    if proxy.kind == "https":
+                        proxy.tls_errors.append(str(exc))
                     return
                 if upstream is not None:
                     with upstream:
-                        _relay(self.request, upstream)
+                        _relay(sock, upstream)
 
         self._server = _Server(("127.0.0.1", 0), Handler)
         self.port = self._server.server_address[1]
@@ -106,8 +136,19 @@ class TunnelProxy:
         address = self.routes.get(target, (host, port))
         return socket.create_connection(address, timeout=10)
 
+    def _note_sni(self, ssl_socket, server_name, context):
+        self._sni.name = server_name
+
+    def _accept_tls(self, sock):
+        if self._context is None:
+            return sock
+        self._sni.name = None
+        tls = self._context.wrap_socket(sock, server_side=True)
+        tls.proxy_sni, tls.proxy_client_cert = self._sni.name, bool(tls.getpeercert())
+        return tls
+
     def _handshake(self, sock):
-        return self._http(sock) if self.kind == "http" else self._socks5(sock)
+        return self._socks5(sock) if self.kind == "socks5" else self._http(sock)
 
     # -- HTTP CONNECT
 
@@ -122,7 +163,9 @@ class TunnelProxy:
         method, target, _ = lines[0].split(" ", 2)
         headers = dict(line.split(": ", 1) for line in lines[1:] if ": " in line)
         authorization = next((v for k, v in headers.items() if k.lower() == "proxy-authorization"), None)
-        self._record(ProxyRecord("http", target, proxy_authorization=authorization))
+        self._record(ProxyRecord(self.kind, target, proxy_authorization=authorization,
+                                 sni=getattr(sock, "proxy_sni", None),
+                                 client_cert=getattr(sock, "proxy_client_cert", False)))
         if method != "CONNECT":
             sock.sendall(b"HTTP/1.1 405 Method Not Allowed\r\nContent-Length: 0\r\n\r\n")
             return None
@@ -190,7 +233,9 @@ def _relay(a, b):
     """Copy bytes both ways until either side closes."""
     sockets = [a, b]
     while True:
-        readable, _, _ = select.select(sockets, [], [], 30)
+        # Bytes a TLS socket has already decrypted do not make it readable for select: take them first.
+        readable = [s for s in sockets if isinstance(s, ssl.SSLSocket) and s.pending()] or \
+            select.select(sockets, [], [], 30)[0]
         if not readable:
             return
         for source in readable:

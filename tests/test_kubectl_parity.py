@@ -5,10 +5,12 @@ For every case of :mod:`tests.kubeconfig_corpus`, kubectl runs
 plugin runs ``kubectl-aicr describe <name> [flags]``, each as a process with the same
 environment, working folder and stdin (/dev/null), against the HTTPS test API servers.
 The servers record what each client presented (path, Authorization, client certificate
-subject, SNI, Impersonate-* headers) and the proxies what they were asked to tunnel to;
+subject, SNI, Host, Impersonate-* headers) and the proxies what they were asked to tunnel to;
 the test then asserts what the case expects: the same records, both refusing with no
 request sent, or the plugin failing clearly (one ``error:`` line, nothing sent) where
-kubectl fell back to localhost:8080, plain HTTP or a password prompt.
+kubectl fell back to localhost:8080, plain HTTP or a password prompt. The corpus includes client-go's
+own clientcmd test tables (:mod:`tests.clientcmd_cases`), so a kubectl release that changes them
+shows up here.
 """
 
 import os
@@ -17,6 +19,7 @@ import subprocess
 
 import pytest
 
+from tests import clientcmd_cases  # noqa: F401 (registers client-go's clientcmd cases in the corpus)
 from tests import kubeconfig_corpus as corpus
 from tests.conftest import VENV_BIN, base_env, plugin_command
 from tests.kubeconfig_corpus import corpus_servers  # noqa: F401 (a fixture)
@@ -28,10 +31,17 @@ RAW = "/apis/operator.aicr.run/v1alpha1/runtimerollouts/%s"
 
 
 def identity(record):
-    """What a client presented in one request, in a form both clients can be compared on."""
+    """What a client presented in one request, in a form both clients can be compared on: the same bytes on
+    the wire for the path, the TLS server name (SNI) and the Host header, letter case included."""
     return {"path": record.path, "authorization": record.authorization, "client_cert": record.client_cert,
-            "sni": record.sni,
+            "sni": record.sni, "host": [value for name, value in record.headers if name.lower() == "host"],
             "impersonation": {name.lower(): values for name, values in record.impersonation.items()}}
+
+
+def tunnel(record):
+    """What a proxy saw of one tunnel: the target asked for and, for an https proxy, the TLS server name
+    and whether a client certificate was shown to it."""
+    return record.target, record.sni, record.client_cert
 
 
 class Observed:
@@ -111,7 +121,7 @@ def assert_same(case, kubectl, ours):
     for server, seen in ours.requests.items():
         assert server == case.server or not seen, "the plugin also reached %s" % server
     if case.proxy:
-        assert [r.target for r in ours.tunnels[case.proxy]] == [r.target for r in kubectl.tunnels[case.proxy]]
+        assert [tunnel(r) for r in ours.tunnels[case.proxy]] == [tunnel(r) for r in kubectl.tunnels[case.proxy]]
         assert ours.tunnels[case.proxy], "nothing went through the %s proxy" % case.proxy
     else:
         assert not any(ours.tunnels.values()) and not any(kubectl.tunnels.values())
@@ -121,3 +131,4 @@ def assert_same(case, kubectl, ours):
 
 def test_the_corpus_is_large_enough():
     assert len(corpus.names()) >= 40
+    assert sum(name.startswith("clientcmd-") for name in corpus.names()) >= 60

@@ -5,13 +5,14 @@ import base64
 import socket
 import ssl
 import threading
+import time
 import warnings
 
 import pytest
 import yaml
 
 from kubectl_aicr import proxy, transport
-from kubectl_aicr.errors import ConfigError
+from kubectl_aicr.errors import ConfigError, TransportError
 from tests import certs
 from tests.kubeconfig_corpus import NAMED_HOST, PREFIX, SNI_NAME, corpus_servers  # noqa: F401 (a fixture)
 from tests.proxy import TunnelProxy
@@ -187,6 +188,18 @@ def test_server_url_parts():
     assert transport.ServerURL("https://h/").prefix == "" and transport.ServerURL("https://h").port == 443
 
 
+@pytest.mark.parametrize("text, host, host_header", [
+    ("https://ABCDEF0123.GR7.us-west-2.eks.amazonaws.com", "ABCDEF0123.GR7.us-west-2.eks.amazonaws.com",
+     "ABCDEF0123.GR7.us-west-2.eks.amazonaws.com"),
+    ("https://Api.Example.com:443/k8s", "Api.Example.com", "Api.Example.com:443"),  # Go keeps a written :443
+    ("https://[FD00::AB]:6443", "FD00::AB", "[FD00::AB]:6443"), ("https://h:6443", "h", "h:6443")])
+def test_the_host_is_sent_as_written(text, host, host_header):
+    """Go's url.Parse keeps the host's letters and net/http sends URL.Host as the Host header: so does the plugin
+    (the end-to-end comparison with kubectl is the upper-case cases of tests/kubeconfig_corpus.py)."""
+    url = transport.ServerURL(text)
+    assert (url.host, url.host_header) == (host, host_header)
+
+
 # ---------------------------------------------------------------------------------------------
 # Proxies, end to end
 
@@ -224,13 +237,20 @@ def test_socks5_proxy_url_works_with_and_without_credentials(run, api_server, se
 
 
 @pytest.mark.e2e
-def test_an_https_proxy_is_refused_clearly_and_never_bypassed(run, api_server, servers, tmp_path):
-    url = servers.http_proxy.url.replace("http://", "https://")
-    for path, env in ((write_config(tmp_path, api_server, proxy_url=url), {}),
-                      (write_config(tmp_path, servers.special, name="env", server="https://%s:%d"
-                                    % (NAMED_HOST, servers.special.port)), {"HTTPS_PROXY": url})):
-        one_error_line(describe(run, api_server, path, env=env), "is an https:// proxy", "cannot speak TLS to a proxy")
-    assert servers.http_proxy.records == [] and api_server.requests == [] and servers.special.requests == []
+def test_an_https_proxy_carries_every_request_of_the_command_in_one_tunnel(run, api_server, servers, tmp_path):
+    """TLS to the proxy, CONNECT, then the API server's TLS inside: the proxy is verified with the kubeconfig's CA
+    (here a bundle of the proxy's CA and the server's), and the one tunnel carries all of the command's requests."""
+    bundle = (open(servers.proxy_ca_file, "rb").read() + open(api_server.ca_file, "rb").read())
+    path = write_config(tmp_path, api_server, proxy_url=servers.https_proxy.url_for("localhost"),
+                        certificate_authority=None, certificate_authority_data=base64.b64encode(bundle).decode())
+    result = run("describe", api_server.fixture_name("awaiting-approval"), kubeconfig=path)  # reads its report too
+    assert result.returncode == 0, result.stderr
+    assert [(r.kind, r.target, r.sni) for r in servers.https_proxy.records] == [
+        ("https", "127.0.0.1:%d" % api_server.port, "localhost")]
+    assert len(api_server.requests) >= 2 and len({r.connection_id for r in api_server.requests}) == 1
+    untrusted = write_config(tmp_path, api_server, name="untrusted", proxy_url=servers.https_proxy.url)
+    one_error_line(describe(run, api_server, untrusted), "TLS: the certificate of proxy https://127.0.0.1:",
+                   "is not trusted")
 
 
 @pytest.mark.e2e
@@ -319,3 +339,56 @@ def test_kubeconfig_proxy_url_is_checked_as_client_go_checks_it():
     with pytest.raises(ConfigError) as caught:
         proxy.parse_proxy_url("ftp://u:hunter2@h:1", "c")
     assert "hunter2" not in str(caught.value)
+
+
+def test_an_https_proxy_that_trickles_its_connect_answer_is_cut_at_the_deadline(tmp_path):
+    """The watchdog of the tunnel's set-up shuts the TLS socket to the proxy (not the plain one it wrapped)."""
+    ca = certs.make_ca()
+    files = certs.write_server_cert(ca, str(tmp_path), ("127.0.0.1",))
+    listener = socket.create_server(("127.0.0.1", 0))
+    server_context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    server_context.load_cert_chain(files.cert, files.key)
+
+    def trickle():
+        conn, _ = listener.accept()
+        with server_context.wrap_socket(conn, server_side=True) as tls:
+            tls.recv(4096)
+            try:
+                while True:
+                    tls.sendall(b"H")
+                    time.sleep(0.2)
+            except OSError:
+                return
+
+    threading.Thread(target=trickle, daemon=True).start()
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    context.load_verify_locations(cadata=ca.cert_pem.bytes().decode())
+    slow = proxy.Proxy("https", "127.0.0.1", listener.getsockname()[1], None, None, "a test")
+    started = time.monotonic()
+    with pytest.raises(TransportError, match="proxy https://127.0.0.1:"):
+        proxy.connect(slow, "api.example.invalid", 443, 1.5, context)
+    assert time.monotonic() - started < 4
+    listener.close()
+
+
+def _cluster_with_ca_data(text):
+    from kubectl_aicr.kubeconfig import Cluster
+
+    return Cluster(name="c", server="https://127.0.0.1:1", certificate_authority_data=text.encode())
+
+
+def test_ca_data_is_read_as_gos_append_certs_from_pem():
+    """Each CERTIFICATE block without headers that parses is trusted; others are skipped; an error only when
+    none is left, saying what was found (crypto/x509 CertPool.AppendCertsFromPEM, client-go rootCertPool)."""
+    ca = certs.make_ca().cert_pem.bytes().decode()
+    with_headers = ca.replace("-----\n", "-----\nProc-Type: 4,ENCRYPTED\n\n", 1)
+    context = transport.tls_context(_cluster_with_ca_data("junk\n" + with_headers + ca), transport.auth.Credentials())
+    assert len(context.get_ca_certs()) == 1 and context.verify_flags & transport.VERIFY_X509_PARTIAL_CHAIN
+    broken = "-----BEGIN CERTIFICATE-----\n!!\n-----END CERTIFICATE-----\n"
+    for text, words in ((with_headers, "holds no usable PEM CERTIFICATE block"), ("", None),
+                        (broken, "holds a CERTIFICATE block that is not"), ("just text", "holds no PEM block")):
+        if words is None:  # empty data: no CA at all, the system's trust
+            assert transport.tls_context(_cluster_with_ca_data(text), transport.auth.Credentials())
+            continue
+        with pytest.raises(ConfigError, match="certificate-authority-data of cluster c " + words):
+            transport.tls_context(_cluster_with_ca_data(text), transport.auth.Credentials())
