@@ -107,8 +107,7 @@ class Decision:
     def changed_facts(self, now):
         """The facts whose value in ``now`` (the rollout read again, a dict) differs from the read decided on."""
         return [fact for fact in self.facts
-                if not objects.json_equal(objects.pointer_value(self.raw, objects.FACT_POINTERS[fact]),
-                                          objects.pointer_value(now, objects.FACT_POINTERS[fact]))]
+                if not objects.json_equal(objects.fact_value(self.raw, fact), objects.fact_value(now, fact))]
 
 
 def land(client, decision, dry_run="none"):
