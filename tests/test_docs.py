@@ -1,7 +1,7 @@
 """The repository's own documentation (docs/) stays true to the code, and nothing cites a file outside it.
 
 - docs/flags.md's flag table lists exactly the flags of ``cli.FLAGS``, with the defaults cli.py
-  applies; a flag still listed as "planned" must not be in cli.py yet.
+  applies.
 - docs/operator-api.md names every group, resource, label, annotation, key and enum value
   ``objects.py`` uses.
 - Every ``docs/*.md`` that code, tests or the README cite, and every relative link in docs/ and the
@@ -45,14 +45,6 @@ def test_the_flag_table_lists_exactly_the_flags_cli_defines():
     reason_rule = "1 to %d characters" % cli.MAX_REASON_CHARS
     for default in (cli.DEFAULT_OPERATOR_NAMESPACE, cli.DEFAULT_REPRODUCE_DIR, reason_rule):
         assert default in flags
-
-
-def test_planned_flags_are_not_in_cli_yet():
-    planned = _section(_read("docs", "flags.md"), "### Flags other branches add")
-    listed = re.findall(r"`(--[a-z-]+)`", planned)
-    assert listed, "the planned-flags table is empty: remove the section instead"
-    landed = sorted(set(listed) & {flag for flag, _, _ in cli.FLAGS})
-    assert not landed, "%s landed in cli.py: move their rows into the flag table of docs/flags.md" % landed
 
 
 def test_the_flag_table_names_every_command():

@@ -91,6 +91,8 @@ def _flag_values(flag, partial, done):
         return sorted(n for n in config.contexts if n.startswith(partial)), NO_FILE
     if flag == "--expires":
         return [d for d in DURATIONS if d.startswith(partial)], NO_FILE
+    if flag == "--dry-run":
+        return [m for m in cli.DRY_RUN_MODES if m.startswith(partial)], NO_FILE
     if flag in ("--kubeconfig", "--dir"):
         return [], DEFAULT
     return [], NO_FILE
