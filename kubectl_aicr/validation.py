@@ -33,8 +33,17 @@ REMOVED_AUTH_PROVIDERS = {
 def check(selection):
     """Raise one ConfigError naming every problem of ``selection``'s user and cluster (in kubectl's order: the
     user's, then the cluster's, as ``DirectClientConfig.ConfirmUsable`` lists them), else return None."""
-    problems = (user_problems(selection.user) if selection.user is not None else []) + \
-        cluster_problems(selection.cluster)
+    _raise((user_problems(selection.user) if selection.user is not None else []) +
+           cluster_problems(selection.cluster))
+
+
+def check_user(user):
+    """Raise one ConfigError naming every problem of ``user`` (an AuthInfo with the command line's
+    impersonation flags merged in, as clientcmd validates the merged AuthInfo), else return None."""
+    _raise(user_problems(user))
+
+
+def _raise(problems):
     if len(problems) == 1:
         raise ConfigError(problems[0])
     if problems:

@@ -286,7 +286,7 @@ def test_approve_bound_to_the_digest_describe_printed(run, api_server, kubeconfi
     name = api_server.fixture_name("awaiting-approval")
     digest = rollout(api_server, "awaiting-approval")["spec"]["to"]["desiredStateDigest"]
     shown = run("describe", name, kubeconfig=kubeconfig_for(ALICE)).stdout
-    assert digest in shown
+    assert "Target plan:" in shown and digest[:7 + 16] in shown  # describe prints digests shortened to 16 hex
     value = {"full": digest, "sha256-prefix": digest[:7 + 16], "bare-prefix": digest[7:7 + 20]}[given]
     result = run("approve", name, "--reason", "r", "--expect-digest", value, kubeconfig=kubeconfig_for(ALICE))
     assert result.returncode == 0, result.stderr

@@ -65,6 +65,7 @@ def test_help_wraps_at_word_boundaries(run, command, columns):
         # longer only when it is one word that cannot be split (with an example's continuation mark)
         unit = line.strip().rstrip("\\").strip()
         one_word = " " not in unit or re.fullmatch(r"'[^']*'", unit)  # a quoted shell word is one word
+        one_word = one_word or re.fullmatch(r"--[a-z-]+ \[?[A-Z]+\]?", unit)  # a flag and its value, as argparse shows it
         assert len(line) <= columns or one_word, "over %d columns: %r" % (columns, line)
     # the same words in the same order: nothing split mid-word (a lone "\" is an example's continuation)
     words = lambda text: [w for w in text.split() if w != "\\"]  # noqa: E731
