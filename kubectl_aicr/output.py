@@ -29,9 +29,9 @@ NONE = "<none>"
 # Code points shown as escapes, as (first, last) ranges. The class: every Default_Ignorable_Code_Point
 # (Unicode DerivedCoreProperties.txt, DI), every control (Cc), format character (Cf), surrogate (Cs),
 # line and paragraph separator (Zl, Zp) and space other than U+0020 (Zs: look-alike spacing), plus
-# characters whose glyph is blank (U+2800, U+16FE4, U+1D159). Ranges of Unicode 16.0; the runtime's
-# unicodedata differs with the Python version, so the table is written out (tests/test_output.py
-# checks it against the Unicode data of the `regex` package).
+# characters whose glyph is blank (U+2800, U+16FE4, U+1D159). The runtime's unicodedata differs with the
+# Python version (and has no Default_Ignorable_Code_Point), so the table is written out;
+# tests/test_output.py checks it, code point by code point, against the `regex` package's Unicode data.
 ESCAPED_RANGES = (
     (0x0000, 0x001F),  # C0 controls (Cc): ESC, CR, backspace, tab, newline, ...
     (0x007F, 0x00A0),  # DEL and C1 controls (Cc); no-break space (Zs)
@@ -173,7 +173,7 @@ def shell_line(words):
 
 
 def _shell_word(word, encoding):
-    if safe(word) != word:
+    if shown(word) != word:
         raise ValueError("a word with characters that cannot be shown as they are")
     if shown(word, encoding) == word:
         return shlex.quote(word)

@@ -120,7 +120,7 @@ def test_table_columns_align_as_the_terminal_shows_them(monkeypatch):
 
 @pytest.mark.parametrize("encoding", ["utf-8", "iso8859-1", "ascii"])
 def test_shell_lines_paste_the_same_bytes_in_any_locale(monkeypatch, tmp_path, encoding):
-    words = ["printf", "%s\\0", "plain", "a b'c", "f\u00fcr", "\u2713 ok \u2713\u2713", "$(touch PWNED)", "\u6771"]
+    words = ["printf", "%s\\0", "plain", "", "a b'c", "f\u00fcr", "\u2713 ok \u2713\u2713", "$(touch PWNED)", "\u6771"]
     stdout = _stream(encoding)
     monkeypatch.setattr(sys, "stdout", stdout)
     line = output.shell_line(words)
