@@ -136,3 +136,22 @@ def test_shell_lines_paste_the_same_bytes_in_any_locale(monkeypatch, tmp_path, e
 def test_shell_lines_refuse_what_cannot_be_shown(word):
     with pytest.raises(ValueError):
         output.shell_line(["echo", word])
+
+
+def test_only_the_writer_writes_to_the_terminal():
+    """Every string that reaches stdout or stderr goes through the writer's escape: no other module writes
+    there (``__main__`` prints only its own fixed lines before the package is imported)."""
+    import re
+    package = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "kubectl_aicr")
+    writes = re.compile(r"\bprint\(|sys\.(stdout|stderr|__stdout__|__stderr__)\b|\bos\.write\(\s*[12]\b")
+    offenders = []
+    for folder, _, files in os.walk(package):
+        for name in files:
+            path = os.path.join(folder, name)
+            if not name.endswith(".py") or os.path.relpath(path, package) in ("output.py", "__main__.py"):
+                continue
+            with open(path, encoding="utf-8") as handle:
+                offenders += ["%s:%d" % (os.path.relpath(path, package), number)
+                              for number, line in enumerate(handle, 1)
+                              if writes.search(line.split("#")[0]) and ".fileno()" not in line]
+    assert offenders == []  # (main points a closed stdout at /dev/null with dup2 and fileno(), writing nothing)
