@@ -339,3 +339,27 @@ def test_a_date_header_at_the_ends_of_the_calendar_is_a_clean_error(run, api_ser
     if date.startswith("Fri, 31 Dec 9999 23:00"):
         assert result.returncode == 1 and "past the year 9999" in result.stderr
         assert api_server.fixture("awaiting-approval")["spec"].get("approval") is None
+
+
+@pytest.mark.e2e
+def test_the_issues_example_through_the_real_kubectl(plugin, api_server, tmp_path, latin1_locale):
+    """`LC_ALL=de_DE.ISO-8859-1 kubectl aicr describe R` with a check mark in the rollout's message."""
+    from tests.conftest import VENV_BIN
+    if latin1_locale is None:
+        pytest.skip("localedef cannot build de_DE.ISO-8859-1 here")
+    rollout = copy.deepcopy(api_server.fixture("approved-rolling-out"))
+    rollout["status"]["message"] = "driver upgraded \u2713"
+    rollout["metadata"].pop("resourceVersion", None)
+    api_server.put_object(rollout)
+    folder = tmp_path / "bin"
+    folder.mkdir()
+    shutil.copy2(plugin, folder / "kubectl-aicr")
+    env = dict(base_env(tmp_path), **latin1_locale)
+    env["PATH"] = os.pathsep.join([str(folder), VENV_BIN, env["PATH"]])
+    kubeconfig = api_server.write_kubeconfig(str(tmp_path / "kc"), user="carol@example.com")
+    result = subprocess.run([os.path.join(VENV_BIN, "kubectl"), "aicr", "describe", rollout["metadata"]["name"],
+                             "--kubeconfig", kubeconfig], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            stdin=subprocess.DEVNULL, timeout=60)
+    assert result.returncode == 0 and result.stderr == b"", result.stderr
+    assert b"driver upgraded \\u2713" in result.stdout
+    assert ("Name:                %s" % rollout["metadata"]["name"]).encode() in result.stdout
