@@ -532,7 +532,12 @@ def verify_report(configmap, digest, configmap_name):
     text = data.get(REPORT_KEY) if isinstance(data, dict) else None
     if not isinstance(text, str):
         return refused("report ConfigMap %s has no %s" % (configmap_name, REPORT_KEY))
-    actual = sha256_digest(text.encode("utf-8"))
+    try:
+        encoded = text.encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate escape (\ud800): no UTF-8 bytes, so nothing the digest covers
+        return refused("%s in ConfigMap %s is not text: it holds a lone UTF-16 surrogate, which no bytes "
+                       "hashed to the recorded digest can hold" % (REPORT_KEY, configmap_name))
+    actual = sha256_digest(encoded)
     if actual != digest:
         return refused("the bytes of %s in ConfigMap %s hash to %s, not to the recorded digest %s"
                        % (REPORT_KEY, configmap_name, actual, digest))

@@ -1,46 +1,133 @@
 """Text output: aligned ``Label:  value`` sections and tables, with untrusted text made safe.
 
-Everything the cluster sends is untrusted. :func:`safe` makes terminal control
-characters visible instead of letting them act: C0 controls (including ESC, CR,
-backspace, newline in a one-line field), DEL, C1 controls, the Unicode bidi
-overrides and isolates (the "Trojan Source" set, CVE-2021-42574), and the line
-and paragraph separators become ``\\xNN`` or ``\\uNNNN`` escapes. This module is the only
-one that writes to the terminal (stdout for results, stderr for ``error:`` lines).
+Everything the cluster sends is untrusted. This module is the only one that writes to the terminal
+(stdout for results, stderr for ``warning:`` and ``error:`` lines), and it escapes every line it
+writes, whoever composed it, so no command can forget: a character in :data:`ESCAPED_RANGES`
+(controls, bidi, separators, invisible and blank-looking characters, surrogates) becomes ``\\xNN``,
+``\\uNNNN`` or ``\\UNNNNNNNN``, and so does any character the stream's encoding cannot show (a
+``de_DE.ISO-8859-1`` terminal gets ``\\u2713`` for a check mark instead of a failed write). One
+character in cluster text never hides a rollout. Escaping is idempotent: escaped text has only
+printable ASCII in place of what it replaced, so text that went through :func:`safe` is unchanged
+by the writer.
 
 The layout follows kubectl's describe printers (k8s.io/kubectl ``pkg/describe``):
 sections in the order a reader decides in, values aligned per section,
-``<none>`` for an empty value.
+``<none>`` for an empty value. :func:`fields` and :func:`table` give lines in their shown
+(escaped) form, so columns align as the terminal shows them.
 """
 
+import codecs
+import os
 import re
+import shlex
 import sys
 
 from .errors import AicrError
 
 NONE = "<none>"
 
-# C0, DEL, C1; bidi marks, overrides and isolates; line/paragraph separators; invisible characters that make
-# two names look alike (soft hyphen, zero-width, word joiner, BOM, tag characters); lone surrogates.
-_UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\xad\u061c\u180e\u200b-\u200f\u2028\u2029\u202a-\u202e"
-                     "\u2060-\u2064\u2066-\u2069\ufeff\ud800-\udfff\U000e0000-\U000e007f]")
+# Code points shown as escapes, as (first, last) ranges. The class: every Default_Ignorable_Code_Point
+# (Unicode DerivedCoreProperties.txt, DI), every control (Cc), format character (Cf), surrogate (Cs),
+# line and paragraph separator (Zl, Zp) and space other than U+0020 (Zs: look-alike spacing), plus
+# characters whose glyph is blank (U+2800, U+16FE4, U+1D159). The runtime's unicodedata differs with the
+# Python version (and has no Default_Ignorable_Code_Point), so the table is written out;
+# tests/test_output.py checks it, code point by code point, against the `regex` package's Unicode data.
+ESCAPED_RANGES = (
+    (0x0000, 0x001F),  # C0 controls (Cc): ESC, CR, backspace, tab, newline, ...
+    (0x007F, 0x00A0),  # DEL and C1 controls (Cc); no-break space (Zs)
+    (0x00AD, 0x00AD),  # soft hyphen (Cf, DI)
+    (0x034F, 0x034F),  # combining grapheme joiner (DI)
+    (0x0600, 0x0605),  # Arabic number signs (Cf)
+    (0x061C, 0x061C),  # Arabic letter mark (Cf, DI)
+    (0x06DD, 0x06DD),  # Arabic end of ayah (Cf)
+    (0x070F, 0x070F),  # Syriac abbreviation mark (Cf)
+    (0x0890, 0x0891),  # Arabic pound and piastre marks above (Cf)
+    (0x08E2, 0x08E2),  # Arabic disputed end of ayah (Cf)
+    (0x115F, 0x1160),  # Hangul choseong and jungseong fillers (DI)
+    (0x1680, 0x1680),  # Ogham space mark (Zs)
+    (0x17B4, 0x17B5),  # Khmer inherent vowels (DI)
+    (0x180B, 0x180F),  # Mongolian free variation selectors and vowel separator (Cf, DI)
+    (0x2000, 0x200F),  # en quad .. hair space (Zs); zero-width space and joiners, LRM, RLM (Cf, DI)
+    (0x2028, 0x202F),  # line and paragraph separators (Zl, Zp); bidi embeddings, overrides (Cf); narrow NBSP
+    (0x205F, 0x206F),  # medium math space (Zs); word joiner, invisible operators, bidi isolates (Cf, DI)
+    (0x2800, 0x2800),  # braille pattern blank (blank glyph)
+    (0x3000, 0x3000),  # ideographic space (Zs)
+    (0x3164, 0x3164),  # Hangul filler (DI)
+    (0xD800, 0xDFFF),  # surrogates (Cs): never text on their own (undecodable bytes of a file name)
+    (0xFE00, 0xFE0F),  # variation selectors (DI)
+    (0xFEFF, 0xFEFF),  # zero-width no-break space, byte order mark (Cf, DI)
+    (0xFFA0, 0xFFA0),  # halfwidth Hangul filler (DI)
+    (0xFFF0, 0xFFFB),  # reserved (DI); interlinear annotation controls (Cf)
+    (0x110BD, 0x110BD),  # Kaithi number sign (Cf)
+    (0x110CD, 0x110CD),  # Kaithi number sign above (Cf)
+    (0x13430, 0x1343F),  # Egyptian hieroglyph format controls (Cf)
+    (0x16FE4, 0x16FE4),  # Khitan small script filler (blank glyph)
+    (0x1BCA0, 0x1BCA3),  # shorthand format controls (Cf, DI)
+    (0x1D159, 0x1D159),  # musical symbol null notehead (blank glyph)
+    (0x1D173, 0x1D17A),  # musical symbol format controls (Cf, DI)
+    (0xE0000, 0xE0FFF),  # tags, variation selectors supplement, reserved (Cf, DI)
+)
+
+_UNSAFE = re.compile("[%s]" % "".join(
+    "%s-%s" % (re.escape(chr(first)), re.escape(chr(last))) for first, last in ESCAPED_RANGES))
 
 
-def _escape(match):
-    code = ord(match.group())
+def _escape_code(code):
     if code < 0x100:
         return "\\x%02x" % code
     return "\\u%04x" % code if code < 0x10000 else "\\U%08x" % code
 
 
-def safe(value):
-    """``value`` as one line of text with every control, bidi and line-separator character escaped.
+def _escape(match):
+    return _escape_code(ord(match.group()))
 
-    ``None`` and ``""`` become ``<none>``; non-strings are shown with ``str()``.
+
+def _encoding(stream):
+    """The codec name of ``stream``'s encoding (``utf-8``, ``iso8859-1``, ...); None when it takes any str."""
+    name = getattr(stream, "encoding", None)
+    if not isinstance(name, str):
+        return None
+    try:
+        return codecs.lookup(name).name
+    except LookupError:
+        return "ascii"
+
+
+def _showable(ch, encoding):
+    try:
+        ch.encode(encoding)
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def shown(text, encoding=None):
+    """``text`` (str) as it reaches a terminal: every character in :data:`ESCAPED_RANGES`, and every one
+    ``encoding`` (a codec name, or None for any) cannot encode, as ``\\xNN``/``\\uNNNN``/``\\UNNNNNNNN``."""
+    text = _UNSAFE.sub(_escape, text)
+    if encoding is None or encoding == "utf-8":
+        return text
+    try:
+        text.encode(encoding)
+    except UnicodeEncodeError:
+        return "".join(ch if _showable(ch, encoding) else _escape_code(ord(ch)) for ch in text)
+    return text
+
+
+def safe(value):
+    """``value`` as one line of text with every control, bidi, separator and invisible character escaped.
+
+    ``None`` and ``""`` become ``<none>``; non-strings are shown with ``str()``. Idempotent.
     """
     if value is None or value == "":
         return NONE
     text = value if isinstance(value, str) else str(value)
-    return _UNSAFE.sub(_escape, text)
+    return shown(text)
+
+
+def _cell(value):
+    """A field value or table cell as stdout shows it (so its length is its width there)."""
+    return shown(safe(value), _encoding(sys.stdout))
 
 
 def fields(pairs, indent=0):
@@ -53,15 +140,15 @@ def fields(pairs, indent=0):
     for label, value in pairs:
         values = value if isinstance(value, list) else [value]
         head = " " * indent + (label + ":").ljust(width)
-        lines.append((head + safe(values[0] if values else None)).rstrip())
+        lines.append((head + _cell(values[0] if values else None)).rstrip())
         for more in values[1:]:
-            lines.append(" " * (indent + width) + safe(more))
+            lines.append(" " * (indent + width) + _cell(more))
     return lines
 
 
 def table(headers, rows, indent=2):
     """Lines of a table: ``headers`` (upper-case titles) and ``rows`` of values, columns padded by two spaces."""
-    cells = [[safe(cell) for cell in row] for row in rows]
+    cells = [[_cell(cell) for cell in row] for row in rows]
     widths = [len(h) for h in headers]
     for row in cells:
         for index, cell in enumerate(row):
@@ -73,8 +160,51 @@ def table(headers, rows, indent=2):
     return lines
 
 
+def shell_line(words):
+    """One sh command line (str) that runs the argv ``words`` exactly when pasted, made only of what
+    stdout shows as it is: each word quoted with ``shlex.quote``; a run of characters stdout's encoding
+    cannot show is spliced in as ``"$(printf '\\ooo...')"``, the octal of its bytes (``os.fsencode``,
+    else UTF-8), so the pasted argument has the same bytes.
+
+    ValueError for a character :func:`safe` escapes (controls, invisible): callers refuse those first.
+    """
+    encoding = _encoding(sys.stdout)
+    return " ".join(_shell_word(word, encoding) for word in words)
+
+
+def _shell_word(word, encoding):
+    if shown(word) != word:
+        raise ValueError("a word with characters that cannot be shown as they are")
+    if shown(word, encoding) == word:
+        return shlex.quote(word)
+    parts, plain = [], ""
+    for ch in word:
+        if _showable(ch, encoding) if encoding else True:
+            plain += ch
+            continue
+        if plain:
+            parts.append(shlex.quote(plain))
+            plain = ""
+        if parts and parts[-1].startswith('"$(printf'):
+            parts[-1] = parts[-1][:-3] + _octal(ch) + "')\""
+        else:
+            parts.append("\"$(printf '%s')\"" % _octal(ch))
+    if plain:
+        parts.append(shlex.quote(plain))
+    return "".join(parts)
+
+
+def _octal(ch):
+    try:
+        data = os.fsencode(ch)
+    except UnicodeEncodeError:
+        data = ch.encode("utf-8")
+    return "".join("\\%03o" % byte for byte in data)
+
+
 def write_lines(lines, stream=None):
-    """Write ``lines`` (already safe text) to stdout, one per line.
+    """Write ``lines`` (str each) to stdout (or ``stream``), one per line, each escaped for the stream
+    (:func:`shown`): a newline inside a line is shown as ``\\x0a``, never breaks the layout.
 
     A closed pipe (``| head``) raises BrokenPipeError, which ``main`` ends quietly; any other
     failure to write (a full disk, a closed stdout) raises AicrError: the result was not delivered.
@@ -82,8 +212,9 @@ def write_lines(lines, stream=None):
     stream = stream or sys.stdout
     if stream is None:
         raise AicrError("cannot write the output: standard output is closed")
+    encoding = _encoding(stream)
     try:
-        stream.write("".join(line + "\n" for line in lines))
+        stream.write("".join(shown(line, encoding) + "\n" for line in lines))
         stream.flush()
     except BrokenPipeError:
         raise
@@ -92,36 +223,45 @@ def write_lines(lines, stream=None):
 
 
 def say(text):
-    """Write one line of already-composed text to stdout; untrusted parts must have gone through :func:`safe`."""
+    """Write one line to stdout, escaped by the writer like every line."""
     write_lines([text])
 
 
 def inform(lines):
-    """Write ``lines`` (already safe text) to stderr: what a decision rests on, shown before it is written.
+    """Write ``lines`` to stderr, each escaped by the writer: what a decision rests on, shown before it is
+    written.
 
     Raises AicrError when they cannot be shown (stderr closed or failing): nothing is decided unseen.
     """
     try:
-        sys.stderr.write("".join(line + "\n" for line in lines))
+        if sys.stderr is None:
+            raise ValueError("closed")
+        encoding = _encoding(sys.stderr)
+        sys.stderr.write("".join(shown(line, encoding) + "\n" for line in lines))
         sys.stderr.flush()
     except (AttributeError, OSError, ValueError) as exc:
         raise AicrError("cannot show what the decision rests on (standard error: %s); nothing was written"
                         % (getattr(exc, "strerror", None) or "closed")) from None
 
 
+def _to_stderr(line):
+    stream = sys.stderr
+    if stream is None:
+        return
+    stream.write(shown(line, _encoding(stream)) + "\n")
+    stream.flush()
+
+
 def warning(message):
-    """Write ``warning: <message>`` to stderr, with the message made safe."""
-    sys.stderr.write("warning: %s\n" % safe(message))
-    sys.stderr.flush()
+    """Write ``warning: <message>`` to stderr, escaped (one line whatever the message holds)."""
+    _to_stderr("warning: %s" % safe(message))
 
 
 def error(message):
-    """Write ``error: <message>`` to stderr, with the message made safe."""
-    sys.stderr.write("error: %s\n" % safe(message))
-    sys.stderr.flush()
+    """Write ``error: <message>`` to stderr, escaped (one line whatever the message holds)."""
+    _to_stderr("error: %s" % safe(message))
 
 
 def hint(line):
-    """Write one more line of an error (``did you mean --context?``) to stderr, made safe."""
-    sys.stderr.write("%s\n" % safe(line))
-    sys.stderr.flush()
+    """Write one more line of an error (``did you mean --context?``) to stderr, escaped."""
+    _to_stderr(line)

@@ -383,15 +383,19 @@ class Client:
         if self._server_date is None:
             return None
         date, received = self._server_date
-        return date + datetime.timedelta(seconds=time.monotonic() - received)
+        try:
+            return date + datetime.timedelta(seconds=time.monotonic() - received)
+        except OverflowError:  # a Date at the very end of year 9999
+            raise TransportError("the API server %s says it is %s (its Date header), the end of the calendar; "
+                                 "check its clock" % (self.server, date.strftime("%Y-%m-%dT%H:%M:%SZ"))) from None
 
     def _note_server_time(self, header):
         try:
             date = email.utils.parsedate_to_datetime(header) if header else None
-        except (TypeError, ValueError, IndexError, OverflowError):
-            date = None
-        if date is not None and date.tzinfo is not None:
-            self._server_date = (date.astimezone(datetime.timezone.utc), time.monotonic())
+            if date is not None and date.tzinfo is not None:
+                self._server_date = (date.astimezone(datetime.timezone.utc), time.monotonic())
+        except (TypeError, ValueError, IndexError, OverflowError):  # unreadable, or out of datetime's range in UTC
+            pass
 
     def close(self):
         if self._connection is not None:

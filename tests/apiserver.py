@@ -1372,6 +1372,10 @@ class _Handler(http.server.BaseHTTPRequestHandler):
 
     do_HEAD = do_POST = do_PUT = do_PATCH = do_DELETE = do_OPTIONS = do_GET
 
+    def date_time_string(self, timestamp=None):
+        hostile = self.server.api.header_values.get("Date")
+        return hostile if hostile is not None else super().date_time_string(timestamp)
+
     def log_message(self, fmt, *args):
         if self.server.api.verbose:
             sys.stderr.write("apiserver: %s\n" % (fmt % args))
@@ -1462,9 +1466,12 @@ class _Handler(http.server.BaseHTTPRequestHandler):
 
     def _send(self, code, data, content_type, extra_headers=()):
         try:
+            hostile = self.server.api.header_values
+            if "Content-Type" in hostile or "Content-Length" in hostile:
+                self.close_connection = True
             self.send_response(code)
-            self.send_header("Content-Type", content_type)
-            self.send_header("Content-Length", str(len(data)))
+            self.send_header("Content-Type", hostile.get("Content-Type", content_type))
+            self.send_header("Content-Length", hostile.get("Content-Length", str(len(data))))
             self.send_header("Cache-Control", "no-cache, private")
             for name, value in extra_headers:
                 self.send_header(name, value)
@@ -1537,6 +1544,8 @@ def _encode_payload(payload):
         return payload.text.encode("utf-8"), "text/plain; charset=utf-8"
     text = json.dumps(payload, separators=(",", ":"), ensure_ascii=False)
     text = re.sub("[<>&\u2028\u2029]", lambda m: _GO_JSON_ESCAPES[m.group(0)], text)
+    # A lone surrogate (a hostile server's "\ud800"; Go would send U+FFFD) goes out as its JSON escape.
+    text = re.sub("[\ud800-\udfff]", lambda m: "\\u%04x" % ord(m.group(0)), text)
     return text.encode("utf-8") + b"\n", "application/json"
 
 
@@ -1658,6 +1667,9 @@ class APIServer:
         self.fault_hang_seconds = 30.0
         self.fault_delay = 1.0
         self.fault_huge_bytes = 64 * 1024 * 1024
+        # Hostile response headers for fuzzing, {name: value}: "Date" replaces the clock's; "Content-Type"
+        # and "Content-Length" replace the real ones (the connection then closes after the answer).
+        self.header_values = {}
         self._httpd = None
         self._thread = None
         self.url = None

@@ -1,6 +1,7 @@
 """Untrusted text from the cluster: terminal controls are made visible, never interpreted, in every command."""
 
 import copy
+import json
 import re
 
 import pytest
@@ -14,8 +15,10 @@ RAW_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069
 
 
 def clean(text):
-    """No control characters other than the newlines that end lines."""
-    return RAW_CONTROL.search(text) is None
+    """No control characters other than the newlines that end lines, and nothing else of the escaped class
+    (invisible, blank-looking; tests/test_output.py checks that class against Unicode's data)."""
+    from kubectl_aicr import output
+    return RAW_CONTROL.search(text) is None and all(output.safe(ch) == ch for ch in text.replace("\n", ""))
 
 
 def hostile_rollout(api_server, role):
@@ -66,9 +69,11 @@ def test_a_name_from_the_command_line_is_escaped_in_errors(run, api_server, kube
     assert "\\x1b[31m" in result.stderr or "\\u001b[31m" in result.stderr
 
 
+# Any text, lone surrogates included, and the values no real API server sends (times at the ends of the calendar).
+EDGE_TEXT = ["\ud800", "9999-12-31T23:59:59Z", "0001-01-01T00:00:00Z", "\u2800\u3164", "\u2713", "\U000e0041"]
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers(-2 ** 70, 2 ** 70) | st.floats(allow_nan=False)
-    | st.text(max_size=30),
+    | st.text(st.characters(exclude_categories=()), max_size=30) | st.sampled_from(EDGE_TEXT),
     lambda children: st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=8), children, max_size=4),
     max_leaves=20)
 
@@ -148,3 +153,213 @@ def test_every_command_escapes_hostile_text_in_what_it_prints(run, api_server, k
     for result in runs:
         assert clean(result.stdout) and clean(result.stderr), result
     assert "\\x1b[2J" in runs[0].stderr and "\\x1b[2J" in runs[1].stderr and "\\x1b[2J" in runs[2].stderr
+
+
+# ---------------------------------------------------------------------------------------------
+# Output in any locale: what the terminal's encoding cannot show is escaped, and the command succeeds
+
+import os
+import shutil
+import subprocess
+
+from kubectl_aicr import output
+from tests.conftest import base_env, plugin_command
+
+WIDE = "done \u2713 f\u00fcr J\u00fcrgen \u2800\u3164|"  # a check mark, Latin-1 letters, blank-looking letters
+WIDE_IN_LATIN1 = "done \\u2713 f\u00fcr J\u00fcrgen \\u2800\\u3164|".encode("iso8859-1")
+PRINTABLE = "done \u2713 f\u00fcr J\u00fcrgen|"  # what a shell command line may hold (nothing invisible)
+
+
+@pytest.fixture(scope="session")
+def latin1_locale(tmp_path_factory):
+    """Environment variables for a real de_DE.ISO-8859-1 locale (built with localedef into a temporary
+    LOCPATH); None where localedef or its sources are missing."""
+    if not shutil.which("localedef"):
+        return None
+    folder = tmp_path_factory.mktemp("locales")
+    made = subprocess.run(["localedef", "-i", "de_DE", "-f", "ISO-8859-1", str(folder / "de_DE.ISO-8859-1")],
+                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    if made.returncode != 0 or not (folder / "de_DE.ISO-8859-1").exists():
+        return None
+    return {"LOCPATH": str(folder), "LC_ALL": "de_DE.ISO-8859-1", "LANG": "de_DE.ISO-8859-1"}
+
+
+@pytest.fixture(params=["LC_ALL=de_DE.ISO-8859-1", "PYTHONIOENCODING=latin-1", "PYTHONIOENCODING=ascii"])
+def narrow_terminal(request, latin1_locale):
+    """(environment, encoding) of a terminal that cannot show every character."""
+    if request.param.startswith("LC_ALL"):
+        if latin1_locale is None:
+            pytest.skip("localedef cannot build de_DE.ISO-8859-1 here")
+        return latin1_locale, "iso8859-1"
+    name, value = request.param.split("=")
+    return {name: value}, "iso8859-1" if value == "latin-1" else "ascii"
+
+
+def run_bytes(plugin, home, *args, kubeconfig, env):
+    environment = base_env(home)
+    environment.update(KUBECONFIG=str(kubeconfig), **env)
+    return subprocess.run(plugin_command(plugin) + [str(a) for a in args], env=environment, stdin=subprocess.DEVNULL,
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=60)
+
+
+def _put_wide_objects(api_server):
+    """Cluster text no Latin-1 or ASCII terminal can show, in what each command prints (stdout or stderr)."""
+    def put(obj):
+        obj["metadata"].pop("resourceVersion", None)
+        api_server.put_object(obj)
+        return obj["metadata"]["name"]
+    waiting = copy.deepcopy(api_server.fixture("awaiting-approval"))
+    waiting["status"]["message"] = WIDE
+    approved = copy.deepcopy(api_server.fixture("approved-rolling-out"))
+    approved["spec"]["approval"]["reason"] = WIDE
+    approved["spec"]["approval"]["user"] = WIDE
+    revoked = copy.deepcopy(api_server.fixture("revoked"))
+    revoked["spec"]["revocation"]["user"] = WIDE
+    acked = copy.deepcopy(api_server.fixture("awaiting-acknowledgement"))
+    for record in acked["spec"].get("transitionRecords", []):
+        for step in record.get("steps", []):
+            step["description"] = WIDE
+    plan = copy.deepcopy(api_server.fixture("plan-active"))
+    plan["data"]["renderFlags"] = json.dumps(["--note", PRINTABLE])
+    return {"waiting": put(waiting), "approved": put(approved), "revoked": put(revoked), "acked": put(acked),
+            "plan": put(plan)}
+
+
+@pytest.mark.e2e
+def test_every_command_succeeds_on_a_terminal_that_cannot_show_the_text(plugin, api_server, kubeconfig_for, tmp_path,
+                                                                         narrow_terminal):
+    """LC_ALL=de_DE.ISO-8859-1 kubectl aicr describe R, with a check mark in the rollout's message, used to
+    print nothing and fail ("cannot write the output: 'latin-1' codec can't encode ..."). Every command, on
+    stdout and stderr, now escapes what the terminal cannot show, and ends as it does on a UTF-8 terminal."""
+    env, encoding = narrow_terminal
+    home = tmp_path / "home"
+    home.mkdir()
+    snapshot = api_server.snapshot()
+    names = _put_wide_objects(api_server)
+    commands = [("describe", names["waiting"]), ("describe", names["approved"]),
+                ("approve", names["approved"], "--reason", "r"),  # refused: already approved (stderr)
+                ("acknowledge", names["acked"]), ("revoke", names["revoked"], "--reason", "r"),  # refused
+                ("reproduce", "--dir", tmp_path / "out")]
+    results = {}
+    for label, environment in (("utf-8", {"LC_ALL": "C.UTF-8"}), (encoding, env)):
+        api_server.restore(snapshot)
+        _put_wide_objects(api_server)
+        results[label] = [run_bytes(plugin, home, *args, kubeconfig=kubeconfig_for(), env=environment)
+                          for args in commands]
+    docker = next(line for line in results[encoding][-1].stdout.splitlines() if line.startswith(b"docker "))
+    assert b"\\u" not in docker  # paste-safe: what the terminal cannot show is spliced in with printf
+    assert _pasted_argv(docker, tmp_path)[-6:-4] == [b"--note", _terminal_bytes(PRINTABLE, encoding, env)]
+    for args, wide, narrow in zip(commands[:-1], results["utf-8"], results[encoding]):
+        assert narrow.returncode == wide.returncode and narrow.returncode in (0, 1), (args, narrow)
+        text = (narrow.stdout + narrow.stderr).decode(encoding)  # every byte is the terminal's
+        assert b"cannot write the output" not in narrow.stderr and b"internal error" not in narrow.stderr
+        assert clean(text)
+        assert len(narrow.stdout.splitlines()) == len(wide.stdout.splitlines())
+        shown = output.shown(WIDE, encoding).encode(encoding)
+        assert shown in narrow.stdout + narrow.stderr, (args, narrow)
+        if encoding == "iso8859-1":
+            assert shown == WIDE_IN_LATIN1
+    assert [r.returncode for r in results[encoding]] == [0, 0, 1, 0, 1, 0]
+
+
+def _terminal_bytes(text, encoding, env):
+    """The bytes a pasted argument holds: each character the terminal shows in its encoding, the others as
+    the plugin's printf splices them (the file-system encoding, else UTF-8)."""
+    file_system = "iso8859-1" if "LC_ALL" in env else "utf-8"
+    data = b""
+    for ch in text:
+        for codec in (encoding, file_system, "utf-8"):
+            try:
+                data += ch.encode(codec)
+                break
+            except UnicodeEncodeError:
+                continue
+    return data
+
+
+def _pasted_argv(line, tmp_path):
+    """The argv a shell gives the program named first on ``line`` (bytes), pasted into sh."""
+    shim = tmp_path / "shim"
+    shim.mkdir(exist_ok=True)
+    program = shim / line.split(b" ")[0].decode()
+    program.write_text("#!/bin/sh\nfor a in \"$@\"; do printf '%s\\0' \"$a\"; done\n")
+    os.chmod(program, 0o755)
+    ran = subprocess.run([b"sh", b"-c", line], stdout=subprocess.PIPE, check=True,
+                         env={"PATH": "%s:/usr/bin:/bin" % shim, "LC_ALL": "C"})
+    return ran.stdout.split(b"\0")[:-1]
+
+
+# ---------------------------------------------------------------------------------------------
+# Values no real API server sends: a lone surrogate escape in hashed text, a Date in the year 9999
+
+@pytest.mark.e2e
+def test_a_lone_surrogate_in_report_json_leaves_the_report_unverified(run, api_server, kubeconfig_for):
+    report = api_server.fixture("report-candidate")
+    report["data"]["report.json"] = report["data"]["report.json"].replace('"', '"\ud800', 1)
+    report["metadata"].pop("resourceVersion", None)
+    api_server.put_object(report)
+    name = api_server.fixture_name("awaiting-approval")
+    result = run("describe", name, kubeconfig=kubeconfig_for())
+    assert result.returncode == 3, result.stderr  # as for a tampered report: shown as not verified, exit 3
+    assert "NOT VERIFIED, NOT SHOWN: report.json in ConfigMap" in result.stdout
+    assert "lone UTF-16 surrogate" in result.stdout
+    assert result.stderr.startswith("error: assessment report not verified: report.json in ConfigMap")
+    assert len(result.stderr.splitlines()) == 1
+    approved = run("approve", name, "--reason", "r", "--expires", "2h", kubeconfig=kubeconfig_for())
+    assert approved.returncode == 0, approved.stderr
+    assert "warning: the assessment report of %s is not verified (report.json in ConfigMap" % name in approved.stderr
+
+
+@pytest.mark.e2e
+def test_a_lone_surrogate_in_recipe_json_is_a_verification_failure(run, api_server, kubeconfig_for, tmp_path):
+    plan = api_server.fixture("plan-active")
+    plan["data"]["recipe.json"] = plan["data"]["recipe.json"] + "\ud800"
+    plan["metadata"].pop("resourceVersion", None)
+    api_server.put_object(plan)
+    result = run("reproduce", "--dir", tmp_path / "out", kubeconfig=kubeconfig_for())
+    assert result.returncode == 3, result.stderr
+    assert result.stderr.startswith("error: the recipe of plan ") and "lone UTF-16 surrogate" in result.stderr
+    assert len(result.stderr.splitlines()) == 1 and result.stdout == ""
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize("date", ["Fri, 31 Dec 9999 23:00:00 GMT", "Fri, 31 Dec 9999 23:59:59 GMT",
+                                  "Fri, 31 Dec 9999 23:30:00 -0100", "Mon, 01 Jan 0001 00:00:00 +0100"])
+def test_a_date_header_at_the_ends_of_the_calendar_is_a_clean_error(run, api_server, kubeconfig_for, date):
+    name = api_server.fixture_name("awaiting-approval")
+    api_server.header_values["Date"] = date
+    try:
+        result = run("approve", name, "--reason", "r", "--expires", "2h", kubeconfig=kubeconfig_for())
+    finally:
+        api_server.header_values.clear()
+    assert result.returncode in (0, 1), result.stderr
+    assert result.stderr == "" or result.stderr.startswith(("error: ", "warning: ")), result.stderr
+    assert "internal error" not in result.stderr
+    if date.startswith("Fri, 31 Dec 9999 23:00"):
+        assert result.returncode == 1 and "past the year 9999" in result.stderr
+        assert api_server.fixture("awaiting-approval")["spec"].get("approval") is None
+
+
+@pytest.mark.e2e
+def test_the_issues_example_through_the_real_kubectl(plugin, api_server, tmp_path, latin1_locale):
+    """`LC_ALL=de_DE.ISO-8859-1 kubectl aicr describe R` with a check mark in the rollout's message."""
+    from tests.conftest import VENV_BIN
+    if latin1_locale is None:
+        pytest.skip("localedef cannot build de_DE.ISO-8859-1 here")
+    rollout = copy.deepcopy(api_server.fixture("approved-rolling-out"))
+    rollout["status"]["message"] = "driver upgraded \u2713"
+    rollout["metadata"].pop("resourceVersion", None)
+    api_server.put_object(rollout)
+    folder = tmp_path / "bin"
+    folder.mkdir()
+    shutil.copy2(plugin, folder / "kubectl-aicr")
+    env = dict(base_env(tmp_path), **latin1_locale)
+    env["PATH"] = os.pathsep.join([str(folder), VENV_BIN, env["PATH"]])
+    kubeconfig = api_server.write_kubeconfig(str(tmp_path / "kc"), user="carol@example.com")
+    result = subprocess.run([os.path.join(VENV_BIN, "kubectl"), "aicr", "describe", rollout["metadata"]["name"],
+                             "--kubeconfig", kubeconfig], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            stdin=subprocess.DEVNULL, timeout=60)
+    assert result.returncode == 0 and result.stderr == b"", result.stderr
+    assert b"driver upgraded \\u2713" in result.stdout
+    assert ("Name:                %s" % rollout["metadata"]["name"]).encode() in result.stdout

@@ -322,3 +322,38 @@ def test_a_prefix_naming_no_plan_is_a_clear_error(run, api_server, kubeconfig_fo
     result = run("reproduce", "sha256:" + "f" * 16, "--dir", tmp_path / "x", kubeconfig=kubeconfig_for())
     assert result.returncode == 1
     assert "no plan ConfigMap in aicr-system has a desired-state digest starting with sha256:ffff" in result.stderr
+
+
+@pytest.mark.parametrize("folder", ["esc\x1b]0;pwned\x07", "zero\u200bwidth", "line\nbreak"])
+def test_a_current_folder_with_control_characters_is_refused_before_anything_is_written(
+        run, api_server, kubeconfig_for, tmp_path, folder):
+    """reproduce prints absolute paths built from the current folder; control or invisible characters there
+    used to reach the terminal raw inside the three commands. Refused, naming the folder escaped."""
+    here = tmp_path / folder
+    here.mkdir()
+    result = run("reproduce", "--dir", "out", kubeconfig=kubeconfig_for(), cwd=here)
+    assert result.returncode == 2 and "give --dir a plain absolute path" in result.stderr, result
+    assert "\x1b" not in result.stderr and "\u200b" not in result.stderr and len(result.stderr.splitlines()) == 1
+    assert result.stdout == "" and not (here / "out").exists()
+
+
+def test_a_current_folder_the_terminal_cannot_show_gives_commands_that_paste_the_same_paths(
+        run, api_server, kubeconfig_for, tmp_path):
+    here = tmp_path / "caf\u00e9 \u2713"
+    here.mkdir()
+    result = run("reproduce", "--dir", "out", kubeconfig=kubeconfig_for(), cwd=here,
+                 env={"PYTHONIOENCODING": "ascii"})
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.isascii() and "\\u2713" in result.stdout  # the Recipe line shows the escape
+    oras, diff = command_lines(result.stdout)[1:]
+    assert "\\u" not in oras + diff
+    for line, expected in ((oras, ["oras", "pull", "--output", str(here / "out" / "bundle")]),
+                           (diff, ["diff", "-r", str(here / "out" / "rendered"), str(here / "out" / "bundle")])):
+        shim = tmp_path / "shim"
+        shim.mkdir(exist_ok=True)
+        (shim / expected[0]).write_text("#!/bin/sh\nfor a in \"$@\"; do printf '%s\\0' \"$a\"; done\n")
+        os.chmod(shim / expected[0], 0o755)
+        ran = subprocess.run(["sh", "-c", line], stdout=subprocess.PIPE, check=True,
+                             env={"PATH": "%s:/usr/bin:/bin" % shim, "LC_ALL": "C"}).stdout
+        assert ran.split(b"\0")[:-1][:len(expected) - 1] == [os.fsencode(w) for w in expected[1:]]
+    assert (here / "out" / "recipe.json").exists()

@@ -123,7 +123,11 @@ def _expiry(rollout, lifetime, now):
         raise RefusedError("rollout %s needs no approval (spec.approvalRequired is %s)"
                            % (rollout.name, "false" if rollout.approval_required is False else "not set"))
     if lifetime is not None:
-        return now + datetime.timedelta(seconds=lifetime)
+        try:
+            return now + datetime.timedelta(seconds=lifetime)
+        except OverflowError:  # the API server's clock (its Date header) is near the end of year 9999
+            raise RefusedError("rollout %s: --expires from the API server's time %s ends past the year 9999; "
+                               "check the server's clock" % (rollout.name, _time(now))) from None
     writes.refuse_invalid(rollout, rollout.deadline)
     if rollout.deadline is None:
         raise RefusedError("rollout %s has no deadline, so an approval has no default end; give --expires "

@@ -22,7 +22,6 @@ Reads only (GET and LIST): it changes nothing in the cluster.
 
 import os
 import re
-import shlex
 
 from .. import objects, output, session
 from ..cli import DEFAULT_OPERATOR_NAMESPACE, DEFAULT_REPRODUCE_DIR
@@ -86,6 +85,9 @@ def run(invocation):
     if folder.startswith("-"):
         raise UsageError("--dir %s reads as an option; for a folder of that name write ./%s"
                          % (output.safe(folder), output.safe(folder)))
+    if not shell_safe(os.path.abspath(folder)):
+        raise UsageError("the folder %s has control or invisible characters, which cannot be printed safely "
+                         "in the commands; give --dir a plain absolute path" % output.safe(os.path.abspath(folder)))
     with session.connect(invocation) as client:
         chosen, configmap = find_plan(client, namespace, invocation.name)
     plan = objects.plan(configmap)
@@ -176,7 +178,12 @@ def _checked_recipe(plan):
                                              else plan.recipe_digest))
     if plan.recipe_digest is None:
         raise RefusedError("plan %s records no recipeDigest, so its recipe cannot be verified" % plan.name)
-    data = plan.recipe.encode("utf-8")
+    try:
+        data = plan.recipe.encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate escape (\ud800): not text, so it cannot hash to any digest
+        raise VerificationError("the recipe of plan %s is not text: it holds a lone UTF-16 surrogate, so it "
+                                "cannot match its recorded recipeDigest %s; nothing was written"
+                                % (plan.name, plan.recipe_digest)) from None
     actual = objects.sha256_digest(data)
     if actual != plan.recipe_digest:
         raise VerificationError("the recipe of plan %s hashes to %s, not to its recorded recipeDigest %s; "
@@ -297,8 +304,7 @@ def write_atomically(folder, name, data):
 
 
 def report_lines(chosen, plan, image, bundle, flags, folder):
-    """The plan, the image, the bundle and the three commands, every cluster value shell-quoted."""
-    q = shlex.quote
+    """The plan, the image, the bundle and the three commands, every word shell-quoted as stdout shows it."""
     rendered, pulled = os.path.join(folder, "rendered"), os.path.join(folder, "bundle")
     docker_head = ["docker", "run", "--rm"]
     docker = ["-v", "%s:/work" % folder, image, "bundle"] + flags + [
@@ -315,11 +321,11 @@ def report_lines(chosen, plan, image, bundle, flags, folder):
         "Run these yourself:",
         "",
         "# 1. render the recipe with the AICR CLI the plan was rendered with, and its recorded flags",
-        " ".join([q(part) for part in docker_head] + [DOCKER_USER] + [q(part) for part in docker]),
+        output.shell_line(docker_head) + " " + DOCKER_USER + " " + output.shell_line(docker),
         "# 2. pull the bundle the operator deployed",
-        " ".join(q(part) for part in ["oras", "pull", "--output", pulled, bundle]),
+        output.shell_line(["oras", "pull", "--output", pulled, bundle]),
         "# 3. compare them",
-        " ".join(q(part) for part in ["diff", "-r", rendered, pulled]),
+        output.shell_line(["diff", "-r", rendered, pulled]),
         "",
         "Zero diff means the operator deployed exactly what the AICR CLI renders (verify the bundle yourself).",
     ]
