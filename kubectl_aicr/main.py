@@ -45,7 +45,7 @@ def main(argv=None):
     try:
         return _main(sys.argv[1:] if argv is None else argv)
     finally:
-        _flush_stdout()
+        output.flush_stdout()
 
 
 def _main(argv):
@@ -70,7 +70,7 @@ def _main(argv):
         output.error("interrupted")
         return EXIT_INTERRUPTED
     except BrokenPipeError:
-        _silence_stdout()
+        output.silence_stdout()
         return 1
     except Exception as exc:  # a bug: one line, no traceback, no message text (it could hold anything)
         import traceback
@@ -93,20 +93,3 @@ def _end_on_termination():
     for name in ("SIGTERM", "SIGHUP"):
         if hasattr(signal, name):
             signal.signal(getattr(signal, name), on_signal)
-
-
-def _flush_stdout():
-    try:
-        if sys.stdout is not None:
-            sys.stdout.flush()
-    except (OSError, ValueError):
-        _silence_stdout()
-
-
-def _silence_stdout():
-    """After a closed pipe (``| head``), point stdout at /dev/null so the interpreter's flush at exit is quiet."""
-    try:
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-    except OSError:
-        pass

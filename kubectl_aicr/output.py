@@ -265,3 +265,22 @@ def error(message):
 def hint(line):
     """Write one more line of an error (``did you mean --context?``) to stderr, escaped."""
     _to_stderr(line)
+
+
+def flush_stdout():
+    """Flush stdout at the end of a command; when that fails (a closed or full stdout), point it at
+    /dev/null so the interpreter's own flush at exit prints no ``Exception ignored`` text."""
+    try:
+        if sys.stdout is not None:
+            sys.stdout.flush()
+    except (OSError, ValueError):
+        silence_stdout()
+
+
+def silence_stdout():
+    """After a closed pipe (``| head``), point stdout at /dev/null so the interpreter's flush at exit is quiet."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):
+        pass

@@ -127,7 +127,7 @@ def _expiry(rollout, lifetime, now):
             return now + datetime.timedelta(seconds=lifetime)
         except OverflowError:  # the API server's clock (its Date header) is near the end of year 9999
             raise RefusedError("rollout %s: --expires from the API server's time %s ends past the year 9999; "
-                               "check the server's clock" % (rollout.name, _time(now))) from None
+                               "check the server's clock" % (rollout.name, writes.shown_time(now))) from None
     writes.refuse_invalid(rollout, rollout.deadline)
     if rollout.deadline is None:
         raise RefusedError("rollout %s has no deadline, so an approval has no default end; give --expires "
