@@ -10,7 +10,9 @@ and ``client_config.go``; the in-cluster rules are ``rest/config.go`` ``InCluste
 - else ``~/.kube/config`` (missing: an empty configuration).
 - An empty or comment-only file is an empty configuration. Files in the plain block style
   kubectl writes are read by :mod:`kubectl_aicr.blockyaml` (fast), anything else by the
-  full YAML reader; both give the same values.
+  full YAML reader; both give the same values, resolved as kubectl's go-yaml v2 resolves
+  them (YAML 1.1: ``yes``/``no``/``on``/``off``/``y``/``n`` are booleans, ``!!binary`` gives
+  its decoded bytes as text, merge keys apply; see :class:`kubectl_aicr.yamlreader._Parser`).
 - Merging: for clusters, users (AuthInfos) and contexts, the first file that defines a
   name wins with its whole entry; ``current-context`` comes from the first file that
   sets it to a non-empty value.
@@ -18,8 +20,10 @@ and ``client_config.go``; the in-cluster rules are ``rest/config.go`` ``InCluste
   exec command containing a slash) are resolved against the folder of the file that
   defined that entry (``ResolveLocalPaths``; ``~`` is not expanded, as in client-go).
 - A name used twice in one file is an error (the v1 conversion's "duplicate name").
-- Field types are checked as kubectl's JSON decoding checks them: a number where a
-  string belongs is an error, ``null`` is the same as absent.
+- Field types are checked as kubectl's JSON decoding checks them: a number or a boolean
+  where a string belongs is an error naming the field (never its value), ``null`` is the
+  same as absent, a ``*-data`` field is base64 text (so ``!!binary`` there must hold
+  base64 of base64, as kubectl decodes it twice).
 - No context chosen (no ``--context``, no current-context): the in-cluster
   configuration when ``KUBERNETES_SERVICE_HOST``/``_PORT`` are set and the service
   account token exists, as kubectl does.
@@ -204,12 +208,12 @@ def read_document(text, path):
     kubectl and its generators write (see :mod:`kubectl_aicr.blockyaml`), else the full YAML reader."""
     if not text.strip():
         return None
-    document = blockyaml.load(text)
+    document = blockyaml.load(text, blockyaml.GO_YAML)
     if document is None:
         from . import yamlreader  # the full reader is compiled and loaded only when needed
 
         try:
-            document = yamlreader.load(text, filename=path)
+            document = yamlreader.load(text, filename=path, schema=yamlreader.GO_YAML)
         except YAMLError as exc:
             # The position, never the text: a refused tag, alias or escape may sit in a token or password.
             problem = re.sub(r"'[^']*'|\"[^\"]*\"|\\\S*", "(...)", exc.problem)
@@ -275,12 +279,13 @@ class _Fields:
         return value if os.path.isabs(value) else os.path.normpath(os.path.join(folder, value))
 
     def data(self, key):
-        """A ``*-data`` field: base64 text -> bytes (see :func:`decode_base64`)."""
+        """A ``*-data`` field: base64 text -> bytes (see :func:`decode_base64`).
+
+        A ``!!binary`` node is text here already (its decoded bytes), base64-decoded once more.
+        """
         value = self.body.get(key)
         if value is None or value == "":
             return None
-        if isinstance(value, bytes):  # a YAML !!binary node
-            return value
         if not isinstance(value, str):
             self.fail(key, "base64 text", value)
         return decode_base64(value, "%s: %s" % (self.what, key), key)

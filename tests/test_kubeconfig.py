@@ -209,7 +209,7 @@ def test_merge_first_file_wins_whole_entries_and_first_non_empty_current_context
     second = {"users": [entry("u", {"token": "second", "username": "x"}, "user"), entry("v", {"token": "v"}, "user")],
               "clusters": [entry("c", {"server": "https://b:1"}, "cluster")],
               "contexts": [entry("x", {"cluster": "c", "user": "u"}, "context")], "current-context": "x"}
-    third = {"current-context": "y", "clusters": [entry("c", {"server": "https://c:1"}, "cluster")]}
+    third = {"current-context": "z", "clusters": [entry("c", {"server": "https://c:1"}, "cluster")]}
     config, paths = load(tmp_path, first, second, third)
     assert config.users["u"].token == "first" and config.users["u"].username is None
     assert config.users["v"].token == "v"
