@@ -65,7 +65,7 @@ from datetime import datetime
 from kubectl_aicr.blockyaml import CORE, GO_YAML, resolve_go_yaml
 from kubectl_aicr.errors import YAMLError
 
-__all__ = ["load", "load_all", "CORE", "GO_YAML", "MAX_DEPTH", "MAX_NODES"]
+__all__ = ["load", "load_all", "load_first", "CORE", "GO_YAML", "MAX_DEPTH", "MAX_NODES"]
 
 MAX_DEPTH = 100
 MAX_NODES = 1000000
@@ -142,6 +142,18 @@ def load_all(text, filename="<input>", schema=CORE):
     Raises ``YAMLError`` as ``load`` does.
     """
     return _Parser(text, filename, schema).run()
+
+
+def load_first(text, filename="<input>", schema=CORE):
+    """The first document of a stream (None if it has none); the text after its end is not read.
+
+    This is how go-yaml v2 ``Unmarshal`` reads a stream (client-go decodes an exec plugin's
+    output so). Raises ``YAMLError`` as ``load`` does for the first document.
+    """
+    parser = _Parser(text, filename, schema)
+    parser.first_only = True
+    docs = parser.run()
+    return docs[0] if docs else None
 
 
 def _show(key):
@@ -317,6 +329,7 @@ class _Parser(object):
         if schema not in (CORE, GO_YAML):
             raise ValueError("unknown YAML schema %r" % (schema,))
         self.go = schema == GO_YAML
+        self.first_only = False
         self.merge_at = -1     # GO_YAML: where the last merge key ("<<") was read
         self.nonfinite = []    # GO_YAML: (value, position) of every NaN or infinite float
 
@@ -443,6 +456,8 @@ class _Parser(object):
                 value, p = self.block_content(p, -1, _DOC, 0, None)
             docs.append(value)
             self.starts.append(start)
+            if self.first_only and self.is_marker(p):
+                break
             if p < self.end:
                 if self.is_marker(p) and s[p] == ".":
                     p = self.document_end(p)

@@ -189,7 +189,7 @@ def test_failing_exec_plugin_reports_its_exit_code_and_its_stderr_reaches_the_us
     ('{"apiVersion": "client.authentication.k8s.io/v1", "kind": "ExecCredential"}', "didn't return a status field"),
     ('{"apiVersion": "client.authentication.k8s.io/v1", "kind": "ExecCredential", "status": {}}',
      "didn't return a token or cert/key pair"),
-    ("SECRET-TOKEN-7f2c not json", "not an ExecCredential JSON object")])
+    ("SECRET-TOKEN-7f2c not json", "not an ExecCredential object")])
 def test_exec_plugin_answers_kubectl_refuses_are_refused_in_its_words(run, api_server, tmp_path, output, words):
     script = write(tmp_path / "bin" / "p", "#!/bin/sh\ncat <<'EOF'\n%s\nEOF\n" % output, mode=0o755)
     result = describe(run, api_server, write(tmp_path / "config", config_with(api_server, exec_user(script))))
