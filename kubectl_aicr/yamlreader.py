@@ -1,9 +1,14 @@
 """A small YAML 1.2 (and JSON) reader for kubeconfig files; standard library only.
 
-``load(text)`` reads one document, ``load_all(text)`` a stream of them, into plain Python
-values: ``dict`` (insertion-ordered), ``list``, ``str``, ``int``, ``float``, ``bool``,
-``None`` and ``bytes`` (for ``!!binary``). Every refusal is a ``YAMLError`` carrying the
-1-based line and column of the problem; no other exception escapes for any text input.
+``load(text)`` reads one document, ``load_all(text)`` a stream of them, ``load_first(text)``
+the first one only, into plain Python values: ``dict`` (insertion-ordered), ``list``,
+``str``, ``int``, ``float``, ``bool``, ``None`` and ``bytes`` (for ``!!binary``). Every
+refusal is a ``YAMLError`` carrying the 1-based line and column of the problem; no other
+exception escapes for any text input.
+
+Each takes a ``schema``: ``CORE`` (the default) is YAML 1.2 as described below; ``GO_YAML``
+reads as kubectl reads kubeconfig and exec plugin output (go-yaml v2's YAML 1.1 scalars,
+tags and merge keys, then JSON's rules; see :class:`_Parser`). The syntax is the same.
 
 The parser is a recursive descent over the text: each method consumes one piece of input
 (a node, a scalar, a line break) and returns the position after it, following the
