@@ -123,10 +123,15 @@ EXEC_FIELDS = {"command": scalar, "apiVersion": scalar, "installHint": scalar, "
 CONTEXT_FIELDS = {"cluster": scalar, "user": scalar, "namespace": scalar}
 
 
+def key(draw, name):
+    """A key as written: mostly plain, else quoted or tagged."""
+    return draw(st.sampled_from([name, name, name, name, "'%s'" % name, '"%s"' % name, "!!str " + name]))
+
+
 @st.composite
 def body(draw, fields):
     names = draw(st.lists(st.sampled_from(sorted(fields)), unique=True, max_size=len(fields)))
-    return ("map", [(name, draw(fields[name]())) for name in names])
+    return ("map", [(key(draw, name), draw(fields[name]())) for name in names])
 
 
 @st.composite
@@ -168,7 +173,9 @@ def kubeconfig_text(draw):
     if draw(st.booleans()):
         top[:0] = [("apiVersion", ("scalar", "v1", "plain", "")), ("kind", ("scalar", "Config", "plain", ""))]
     flow = draw(st.integers(0, 3)) == 0
-    return emit_flow(("map", top)) + "\n" if flow else "".join(emit(("map", top), 0))
+    text = emit_flow(("map", top)) + "\n" if flow else "".join(emit(("map", top), 0))
+    head = draw(st.sampled_from(["", "", "", "---\n", "# written by hand\n---\n", "%YAML 1.1\n---\n"]))
+    return head + text + draw(st.sampled_from(["", "", "", "...\n", "# end\n"]))
 
 
 def emit(node, indent):
