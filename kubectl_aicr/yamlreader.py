@@ -209,16 +209,7 @@ def _construct(tag, text):
         except binascii.Error:
             return None
     value = _resolve(text)
-    if tag == "null":
-        ok = value is None
-    elif tag == "bool":
-        ok = isinstance(value, bool)
-    elif tag == "int":
-        ok = isinstance(value, int) and not isinstance(value, bool)
-    else:
-        ok = isinstance(value, (int, float)) and not isinstance(value, bool) and text
-        value = float(value) if ok else value
-    return (value,) if ok else None
+    return _of_kind(tag, value)
 
 
 def _go_construct(tag, text):
@@ -239,6 +230,11 @@ def _go_construct(tag, text):
     if tag == "timestamp":
         return (text,) if _go_timestamp(text) else None
     value = resolve_go_yaml(text)
+    return _of_kind(tag, value)
+
+
+def _of_kind(tag, value):
+    """``(value,)`` if a resolved scalar fits tag null, bool, int or float (an int is made a float), else None."""
     if tag == "null":
         ok = value is None
     elif tag == "bool":
