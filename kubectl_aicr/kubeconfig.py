@@ -358,6 +358,7 @@ def parse_document(document, path):
         return Config({}, {}, {}, "", [path])
     top = _Fields(document, "kubeconfig %s" % path)
     _check_kind(top, path)
+    _check_unread_fields(top)
     folder = os.path.dirname(os.path.abspath(path))
     clusters = {name: _cluster(name, body, path, folder) for name, body in _named_entries(top, "clusters", path)}
     users = {name: _user(name, body, path, folder) for name, body in _named_entries(top, "users", path)}
@@ -373,6 +374,45 @@ def _check_kind(top, path):
     if version not in (None, "", "v1") or kind not in (None, "", "Config"):
         raise ConfigError("kubeconfig %s is not a kubeconfig: it has apiVersion %r and kind %r "
                           "(expected v1 and Config)" % (path, version or "", kind or ""))
+
+
+def _check_unread_fields(top):
+    """Type-check the fields kubectl decodes but the plugin never uses, in every entry.
+
+    kubectl refuses a file whose ``preferences.colors`` or a cluster's ``disable-compression``
+    is not a boolean, or whose ``extensions`` (top level, preferences, clusters, users,
+    contexts) are not a list of entries with a string ``name`` (clientcmd/api/v1 types.go),
+    or repeat a name (conversion.go); so does the plugin, naming the field.
+    """
+    preferences = top.mapping("preferences")
+    preferences.boolean("colors")
+    _check_extensions(preferences)
+    _check_extensions(top)
+    for section, inner in (("clusters", "cluster"), ("users", "user"), ("contexts", "context")):
+        items = top.body.get(section)
+        if not isinstance(items, list):
+            continue  # reported by _named_entries
+        for index, item in enumerate(items):
+            body = _Fields(item, _Where("%s: %s[%d]", (top.what, section, index))).mapping(inner)
+            if inner == "cluster":
+                body.boolean("disable-compression")
+            _check_extensions(body)
+
+
+def _check_extensions(fields):
+    items = fields.body.get("extensions")
+    if items is None:
+        return
+    if not isinstance(items, list):
+        fields.fail("extensions", "a list", items)
+    seen = set()
+    for index, item in enumerate(items):
+        entry = _Fields(item, _Where("extensions[%d]", (index,)), fields)
+        name = entry.string("name") or ""
+        if name in seen:  # the v1 conversion's "duplicate name ... in list", as for entries
+            raise ConfigError('%s: duplicate name "%s" in extensions' % (fields.what, name))
+        if entry.body.get("extension") is not None:  # kubectl records a name only with its extension
+            seen.add(name)
 
 
 def _cluster(name, body, path, folder):

@@ -260,6 +260,13 @@ def test_relative_paths_resolve_per_defining_file_and_tilde_is_not_expanded(tmp_
      "certificate-authority-data holds PEM text"),
     ("users: [{name: u, user: {token: !!int abc}}]", "invalid !!int value (...)"),
     ("users: [{name: u, user: {token: .nan}}]", "NaN has no JSON form"),
+    # fields kubectl decodes and the plugin does not use are typed all the same, in every entry
+    ('preferences: {colors: "yes"}', "preferences: colors must be true or false, not a string"),
+    ("clusters: [{name: c, cluster: {disable-compression: 'on'}}]", "disable-compression must be true or false"),
+    ("extensions: {a: 1}", "extensions must be a list, not a mapping"),
+    ("users: [{name: u, user: {extensions: [{name: on}]}}]", "user: extensions[0]: name must be a string"),
+    ("contexts: [{name: c, context: {extensions: [{name: a, extension: 1}, {name: a}]}}]",
+     'context: duplicate name "a" in extensions'),
 ])
 def test_malformed_kubeconfigs_are_refused_naming_the_file(tmp_path, text, words):
     path = write(tmp_path / "config", text)
@@ -304,6 +311,12 @@ def test_binary_certificate_authority_data_is_decoded_twice_as_kubectl_does(run,
     assert kubeconfig.load(path).clusters[config["clusters"][0]["name"]].certificate_authority_data == pem
     result = describe(run, api_server, "--kubeconfig", path)
     assert result.returncode == 0, result.stderr
+
+
+def test_extension_names_repeat_only_as_kubectl_allows(tmp_path):
+    text = ("extensions: [{name: a}, {name: a}, {name: b, extension: null}, {name: b, extension: {x: 1}}]\n"
+            "preferences: {colors: yes, extensions: [{name: a, extension: 1}]}\n")
+    assert kubeconfig.load(write(tmp_path / "config", text)).clusters == {}
 
 
 def test_yaml_1_1_values_kubectl_accepts_are_read_with_its_values(tmp_path):

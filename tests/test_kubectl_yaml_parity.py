@@ -113,14 +113,22 @@ def strings():
     return st.lists(scalar(), max_size=3).map(lambda items: ("seq", items))
 
 
+def extensions():
+    """A list of named extensions (only their names are typed; the plugin reads one, kubectl checks all)."""
+    named = st.builds(lambda name, value: ("map", [("name", name), ("extension", ("map", [("k", value)]))]),
+                      scalar(), scalar())
+    return st.lists(named, max_size=2).map(lambda items: ("seq", items))
+
+
 CLUSTER_FIELDS = {"server": scalar, "tls-server-name": scalar, "proxy-url": scalar,
                   "insecure-skip-tls-verify": boolean, "certificate-authority-data": data_value,
+                  "disable-compression": boolean, "extensions": extensions,
                   "certificate-authority": lambda: st.just(("scalar", "/etc/k/ca.crt", "plain", ""))}
 USER_FIELDS = {"token": scalar, "username": scalar, "password": scalar, "as": scalar, "as-uid": scalar,
                "client-certificate-data": data_value, "client-key-data": data_value, "as-groups": strings}
 EXEC_FIELDS = {"command": scalar, "apiVersion": scalar, "installHint": scalar, "interactiveMode": scalar,
                "provideClusterInfo": boolean, "args": strings}
-CONTEXT_FIELDS = {"cluster": scalar, "user": scalar, "namespace": scalar}
+CONTEXT_FIELDS = {"cluster": scalar, "user": scalar, "namespace": scalar, "extensions": extensions}
 
 
 def key(draw, name):
@@ -168,6 +176,8 @@ def kubeconfig_text(draw):
     top = [("clusters", draw(entries("cluster", body(CLUSTER_FIELDS)))),
            ("users", draw(entries("user", user_body()))),
            ("contexts", draw(entries("context", body(CONTEXT_FIELDS))))]
+    if draw(st.integers(0, 3)) == 0:
+        top.append(("preferences", ("map", [("colors", draw(boolean()))])))
     if draw(st.booleans()):
         top.append(("current-context", draw(scalar(["e0", "e1", "yes", "", "~"]))))
     if draw(st.booleans()):
