@@ -15,7 +15,14 @@ markers, anchors, aliases, tags, block scalars, flow collections other than ``{}
 the YAML 1.2 core schema, as the full reader resolves them: null, booleans, decimal
 integers; any other number-like plain scalar leaves the subset), single-quoted, or
 double-quoted with only JSON's escapes. Duplicate keys leave the subset (so the full reader
-reports them).
+reports them). A plain scalar may start with ``-``, ``?`` or ``:`` followed by a non-space (a
+token such as ``-Xk2...``), as in the full reader.
+
+Both readers take a ``schema``: ``CORE`` (YAML 1.2, the default) or ``GO_YAML``, the scalar
+resolution of go-yaml v2 that kubectl reads kubeconfig with (YAML 1.1: ``yes``/``no``/``on``/
+``off``/``y``/``n`` booleans, ``017`` octal, ``1_000``...; see :func:`resolve_go_yaml`). In
+``GO_YAML`` a plain scalar resolved to a float, and a key resolved to anything but a string,
+leave the subset.
 """
 
 import json
@@ -33,19 +40,73 @@ _DECIMAL = re.compile(r"[-+]?[0-9]+\Z")
 # Any other plain scalar the core schema would not read as a string (octal, hex, floats, .inf, .nan).
 _OTHER_NUMBER = re.compile(r"""(?:0o[0-7]+|0x[0-9a-fA-F]+|[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?
                                |[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))\Z""", re.X)
-_NUMBER_FIRST = frozenset("0123456789+.")
+_NUMBER_FIRST = frozenset("0123456789+-.")
 _PLAIN_FIRST_BAD = frozenset("-?:,[]{}#&*!|>'\"%@`")
 _JSON_ESCAPES = re.compile(r'\\(?:["\\/bfnrt]|u(?![dD][89abAB])[0-9a-fA-F]{4})')
 _ASCII_OK = bytes(range(32, 127)) + b"\n"  # what may stay when the ASCII text's other bytes are deleted
 _BAD_CHARS = re.compile("[\t\r\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ufeff\ufffe\uffff\ud800-\udfff]")
 
 
+CORE, GO_YAML = "core", "go-yaml-v2"
+
+# go-yaml v2's resolve.go: the plain scalars looked up in a table (exact spellings only: "oN" is a string).
+_GO_TABLE = {"": None, "~": None, "null": None, "Null": None, "NULL": None,
+             ".nan": float("nan"), ".NaN": float("nan"), ".NAN": float("nan")}
+for _words, _value in (("y Y yes Yes YES true True TRUE on On ON", True),
+                       ("n N no No NO false False FALSE off Off OFF", False),
+                       (".inf .Inf .INF +.inf +.Inf +.INF", float("inf")), ("-.inf -.Inf -.INF", float("-inf"))):
+    for _word in _words.split():
+        _GO_TABLE[_word] = _value
+_GO_FIRST = frozenset("+-0123456789.yYnNtTfFoO~")  # resolve.go's resolveTable: what may not be a string
+# strconv.ParseInt(s, 0, 64) after go-yaml removed every "_": sign, then 0x / 0o / 0b / leading-0 octal / decimal.
+_GO_INT = re.compile(r"([-+]?)(?:0[xX]([0-9a-fA-F]+)|0[oO]([0-7]+)|0[bB]([01]+)|0([0-7]*)|([1-9][0-9]*))\Z")
+_GO_INT_BASES = (16, 8, 2, 8, 10)
+_GO_FLOAT = re.compile(r"[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?\Z")  # yamlStyleFloat
+_GO_DOT_FLOAT = re.compile(r"\.[0-9]+(?:[eE][-+]?[0-9]+)?\Z")  # strconv.ParseFloat of a plain "." scalar
+
+
+def resolve_go_yaml(text):
+    """The value go-yaml v2 (``resolve.go``, as vendored by sigs.k8s.io/yaml) gives the plain scalar ``text``.
+
+    None, a bool, an int (int64 or uint64 range), a float (maybe infinite or NaN) or ``text``
+    itself. Timestamps stay strings, as go-yaml v2 leaves them when decoding into interface{}.
+    Numbers out of the int64/uint64 range become floats when written in decimal, else strings.
+    """
+    if text in _GO_TABLE:
+        return _GO_TABLE[text]
+    first = text[0]
+    if first not in _GO_FIRST or first in "yYnNtTfFoO~":
+        return text
+    if first == ".":
+        if _GO_DOT_FLOAT.match(text):
+            value = float(text)
+            if value != float("inf"):
+                return value
+        return text
+    plain = text.replace("_", "")
+    match = _GO_INT.match(plain)
+    if match is not None:
+        index = next(i for i, group in enumerate(match.groups()[1:]) if group is not None)
+        digits = match.group(index + 2)
+        value = int(digits, _GO_INT_BASES[index]) if digits else 0
+        if match.group(1) == "-":
+            value = -value
+        if -(1 << 63) <= value < (1 << 63) or (not match.group(1) and value < (1 << 64)):
+            return value
+    if _GO_FLOAT.match(plain):
+        value = float(plain)
+        if value not in (float("inf"), float("-inf")):  # strconv.ParseFloat: out of range is an error
+            return value
+    return text
+
+
 class _Outside(Exception):
     """The text leaves the subset: the caller uses the full reader."""
 
 
-def load(text):
-    """The value of ``text`` if it is in the subset (the same value the full reader gives), else None."""
+def load(text, schema=CORE):
+    """The value of ``text`` if it is in the subset (the same value the full reader gives with the same
+    ``schema``, CORE or GO_YAML), else None."""
     if not text or " #" in text or "\n---" in text or "\n..." in text or text.startswith(("---", "%", "#")):
         return None
     if text.isascii():
@@ -66,7 +127,7 @@ def load(text):
     indents.append(-1)  # a sentinel: every loop below stops at it
     contents.append("")
     try:
-        value, end = _node(indents, contents, 0, 0, 0)
+        value, end = _node(indents, contents, 0, 0, 0, _GO_SCALARS if schema == GO_YAML else _CORE_SCALARS)
     except (_Outside, RecursionError):
         return None
     return value if end == len(contents) - 1 else None
@@ -76,16 +137,20 @@ def _is_dash(content):
     return content == "-" or content[:2] == "- "
 
 
-def _node(indents, contents, index, indent, depth):
-    """Parse the block node whose first line is line ``index`` at ``indent``; (value, next index)."""
+def _node(indents, contents, index, indent, depth, scalars):
+    """Parse the block node whose first line is line ``index`` at ``indent``; (value, next index).
+
+    ``scalars`` is (the key checks, the plain scalar reader) of the schema.
+    """
     if depth > MAX_DEPTH:
         raise _Outside()
     if _is_dash(contents[index]):
-        return _sequence(indents, contents, index, indent, depth)
-    return _mapping(indents, contents, index, indent, depth)
+        return _sequence(indents, contents, index, indent, depth, scalars)
+    return _mapping(indents, contents, index, indent, depth, scalars)
 
 
 _GOOD_KEYS = set()  # keys already checked (a kubeconfig repeats a few dozen keys thousands of times)
+_GO_NOT_STRING_KEYS = frozenset(word for word, value in _GO_TABLE.items() if value is not None)
 
 
 def _entry(content):
@@ -97,14 +162,14 @@ def _entry(content):
         if not separator:
             raise _Outside()
     if key not in _GOOD_KEYS:
-        if len(key) > MAX_KEY or not _KEY.match(key) or key in _NOT_STRING_KEYS:
+        if len(key) > MAX_KEY or not _KEY.match(key) or key in _NOT_STRING_KEYS or key in _GO_NOT_STRING_KEYS:
             raise _Outside()
         if len(_GOOD_KEYS) < 4096:
             _GOOD_KEYS.add(key)
     return key, value.strip(" ")
 
 
-def _mapping(indents, contents, index, indent, depth):
+def _mapping(indents, contents, index, indent, depth, scalars):
     result = {}
     while indents[index] == indent:
         content = contents[index]
@@ -118,11 +183,11 @@ def _mapping(indents, contents, index, indent, depth):
         if text:
             if following > indent:
                 raise _Outside()  # a multi-line scalar
-            result[key] = _scalar(text)
+            result[key] = _scalar(text, scalars)
         elif following > indent:
-            result[key], index = _node(indents, contents, index, following, depth + 1)
+            result[key], index = _node(indents, contents, index, following, depth + 1, scalars)
         elif following == indent and _is_dash(contents[index]):
-            result[key], index = _sequence(indents, contents, index, indent, depth + 1)
+            result[key], index = _sequence(indents, contents, index, indent, depth + 1, scalars)
         else:
             result[key] = None
     if indents[index] > indent:
@@ -130,7 +195,7 @@ def _mapping(indents, contents, index, indent, depth):
     return result, index
 
 
-def _sequence(indents, contents, index, indent, depth):
+def _sequence(indents, contents, index, indent, depth, scalars):
     result = []
     while indents[index] == indent and _is_dash(contents[index]):
         rest = contents[index][1:]
@@ -138,7 +203,7 @@ def _sequence(indents, contents, index, indent, depth):
         if not item:
             index += 1
             if indents[index] > indent:
-                value, index = _node(indents, contents, index, indents[index], depth + 1)
+                value, index = _node(indents, contents, index, indents[index], depth + 1, scalars)
             else:
                 value = None
             result.append(value)
@@ -148,13 +213,13 @@ def _sequence(indents, contents, index, indent, depth):
         if _is_entry(item):
             inner = indent + 1 + len(rest) - len(item)
             indents[index], contents[index] = inner, item  # the item's first key sits at this column
-            value, index = _mapping(indents, contents, index, inner, depth + 1)
+            value, index = _mapping(indents, contents, index, inner, depth + 1, scalars)
             result.append(value)
             continue
         index += 1
         if indents[index] > indent:
             raise _Outside()
-        result.append(_scalar(item))
+        result.append(_scalar(item, scalars))
     if indents[index] > indent:
         raise _Outside()
     return result, index
@@ -167,7 +232,7 @@ def _is_entry(content):
     return False
 
 
-def _scalar(text):
+def _scalar(text, plain):
     first = text[0]
     if first == '"':
         return _double_quoted(text)
@@ -179,8 +244,16 @@ def _scalar(text):
         return {}
     if text == "[]":
         return []
-    if first in _PLAIN_FIRST_BAD or ": " in text or text.endswith(":"):
+    if ": " in text or text.endswith(":"):
         raise _Outside()
+    if first in _PLAIN_FIRST_BAD and not (first in "-?:" and len(text) > 1 and text[1] != " "):
+        raise _Outside()
+    return plain(text)
+
+
+def _core_plain(text):
+    """A one-line plain scalar by the core schema; _Outside for numbers other than decimal integers."""
+    first = text[0]
     if first in _NUMBER_FIRST:
         if _DECIMAL.match(text):
             return int(text)
@@ -192,6 +265,19 @@ def _scalar(text):
         if text in _BOOLS:
             return _BOOLS[text]
     return text
+
+
+def _go_plain(text):
+    """A one-line plain scalar as go-yaml v2 resolves it; _Outside for floats (NaN and infinities included)."""
+    if text[0] not in _GO_FIRST:
+        return text
+    value = resolve_go_yaml(text)
+    if isinstance(value, float):
+        raise _Outside()
+    return value
+
+
+_CORE_SCALARS, _GO_SCALARS = _core_plain, _go_plain
 
 
 def _double_quoted(text):

@@ -13,7 +13,10 @@ with the cluster information of ``rest/exec.go`` ``ConfigToExecCluster``:
   input is a terminal; Always: an error unless it is one. Standard input is given to
   the plugin only when interactive; its standard error is the user's.
 - The plugin's output is untrusted: it is read up to ``MAX_OUTPUT_BYTES``, checked
-  field by field, and never quoted in a message (it holds the credential).
+  field by field, and never quoted in a message (it holds the credential). It is an
+  ExecCredential in JSON (when it starts with ``{``) or else YAML, its first document
+  read as go-yaml v2 reads it (``token: yes`` is a boolean, so refused), as client-go's
+  universal deserializer decodes it.
 - The run is bound by the command's deadline; a plugin still running then is killed.
 """
 
@@ -29,7 +32,7 @@ import unicodedata
 from datetime import datetime, timedelta, timezone
 from typing import NamedTuple, Optional
 
-from .errors import AuthError, TransportError
+from .errors import AuthError, TransportError, YAMLError
 
 MAX_OUTPUT_BYTES = 1024 * 1024
 INSTALL_HINT_HELP = ("It looks like you are trying to use a client-go credential plugin that is not installed. "
@@ -212,12 +215,11 @@ def _start_reader(process):
 def parse_output(output, spec):
     """Check the plugin's stdout (an ExecCredential) and return an ExecResult; never quotes the output."""
     where = "getting credentials: exec plugin %s" % spec.command
-    try:
-        document = json.loads(output.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError, RecursionError):
-        raise AuthError("%s: decoding stdout: its output is not an ExecCredential JSON object" % where) from None
+    document = _decode(output, where)
+    if document is None:
+        document = {}  # empty output: client-go finds no apiVersion
     if not isinstance(document, dict):
-        raise AuthError("%s: decoding stdout: its output is not an ExecCredential JSON object" % where)
+        raise AuthError("%s: decoding stdout: its output is not an ExecCredential object (JSON or YAML)" % where)
     version, kind = document.get("apiVersion"), document.get("kind")
     if version != spec.api_version:
         shown = version if isinstance(version, str) and re.match(r"[a-z0-9.-]{1,63}/v[0-9a-z]{1,15}\Z", version) \
@@ -232,6 +234,30 @@ def parse_output(output, spec):
     if not isinstance(status, dict):
         raise AuthError("%s: decoding stdout: status must be an object" % where)
     return _result(status, where)
+
+
+def _decode(output, where):
+    """The plugin's output as client-go decodes it: JSON if it starts with '{', else YAML's first document."""
+    try:
+        text = output.decode("utf-8")
+    except UnicodeDecodeError:
+        raise AuthError("%s: decoding stdout: its output is not UTF-8 text" % where) from None
+    if text.lstrip().startswith("{"):
+        try:
+            return json.loads(text, parse_constant=_no_constant)
+        except (ValueError, RecursionError):
+            raise AuthError("%s: decoding stdout: its output is not valid JSON" % where) from None
+    from . import yamlreader  # loaded only for a plugin that answers in YAML
+
+    try:
+        return yamlreader.load_first(text, "stdout", yamlreader.GO_YAML)
+    except YAMLError as exc:  # the position only: the problem may quote the credential
+        raise AuthError("%s: decoding stdout: its output is not valid YAML (line %d, column %d)"
+                        % (where, exc.line, exc.column)) from None
+
+
+def _no_constant(name):
+    raise ValueError("%s is not JSON" % name)  # NaN, Infinity: Go's encoding/json refuses them
 
 
 def _result(status, where):

@@ -10,7 +10,9 @@ and ``client_config.go``; the in-cluster rules are ``rest/config.go`` ``InCluste
 - else ``~/.kube/config`` (missing: an empty configuration).
 - An empty or comment-only file is an empty configuration. Files in the plain block style
   kubectl writes are read by :mod:`kubectl_aicr.blockyaml` (fast), anything else by the
-  full YAML reader; both give the same values.
+  full YAML reader; both give the same values, resolved as kubectl's go-yaml v2 resolves
+  them (YAML 1.1: ``yes``/``no``/``on``/``off``/``y``/``n`` are booleans, ``!!binary`` gives
+  its decoded bytes as text, merge keys apply; see :class:`kubectl_aicr.yamlreader._Parser`).
 - Merging: for clusters, users (AuthInfos) and contexts, the first file that defines a
   name wins with its whole entry; ``current-context`` comes from the first file that
   sets it to a non-empty value.
@@ -19,8 +21,10 @@ and ``client_config.go``; the in-cluster rules are ``rest/config.go`` ``InCluste
   defined that entry (``ResolveLocalPaths``; ``~`` is not expanded, as in client-go).
 - A name used twice in one file is an error (the v1 conversion's "duplicate name"), in the
   clusters, users and contexts lists and in every ``extensions`` list.
-- Field types are checked as kubectl's JSON decoding checks them: a number where a
-  string belongs is an error, ``null`` is the same as absent.
+- Field types are checked as kubectl's JSON decoding checks them: a number or a boolean
+  where a string belongs is an error naming the field (never its value), ``null`` is the
+  same as absent, a ``*-data`` field is base64 text (so ``!!binary`` there must hold
+  base64 of base64, as kubectl decodes it twice).
 - No context chosen (no ``--context``, no current-context): the in-cluster
   configuration when ``KUBERNETES_SERVICE_HOST``/``_PORT`` are set and the service
   account token exists, as kubectl does.
@@ -205,12 +209,12 @@ def read_document(text, path):
     kubectl and its generators write (see :mod:`kubectl_aicr.blockyaml`), else the full YAML reader."""
     if not text.strip():
         return None
-    document = blockyaml.load(text)
+    document = blockyaml.load(text, blockyaml.GO_YAML)
     if document is None:
         from . import yamlreader  # the full reader is compiled and loaded only when needed
 
         try:
-            document = yamlreader.load(text, filename=path)
+            document = yamlreader.load(text, filename=path, schema=yamlreader.GO_YAML)
         except YAMLError as exc:
             # The position, never the text: a refused tag, alias or escape may sit in a token or password.
             problem = re.sub(r"'[^']*'|\"[^\"]*\"|\\\S*", "(...)", exc.problem)
@@ -276,12 +280,13 @@ class _Fields:
         return value if os.path.isabs(value) else os.path.normpath(os.path.join(folder, value))
 
     def data(self, key):
-        """A ``*-data`` field: base64 text -> bytes (see :func:`decode_base64`)."""
+        """A ``*-data`` field: base64 text -> bytes (see :func:`decode_base64`).
+
+        A ``!!binary`` node is text here already (its decoded bytes), base64-decoded once more.
+        """
         value = self.body.get(key)
         if value is None or value == "":
             return None
-        if isinstance(value, bytes):  # a YAML !!binary node
-            return value
         if not isinstance(value, str):
             self.fail(key, "base64 text", value)
         return decode_base64(value, "%s: %s" % (self.what, key), key)
@@ -354,6 +359,7 @@ def parse_document(document, path):
         return Config({}, {}, {}, "", [path])
     top = _Fields(document, "kubeconfig %s" % path)
     _check_kind(top, path)
+    _check_unread_fields(top)
     _check_extension_names(document, path)
     folder = os.path.dirname(os.path.abspath(path))
     clusters = {name: _cluster(name, body, path, folder) for name, body in _named_entries(top, "clusters", path)}
@@ -397,6 +403,45 @@ def _check_kind(top, path):
     if version not in (None, "", "v1") or kind not in (None, "", "Config"):
         raise ConfigError("kubeconfig %s is not a kubeconfig: it has apiVersion %r and kind %r "
                           "(expected v1 and Config)" % (path, version or "", kind or ""))
+
+
+def _check_unread_fields(top):
+    """Type-check the fields kubectl decodes but the plugin never uses, in every entry.
+
+    kubectl refuses a file whose ``preferences.colors`` or a cluster's ``disable-compression``
+    is not a boolean, or whose ``extensions`` (top level, preferences, clusters, users,
+    contexts) are not a list of entries with a string ``name`` (clientcmd/api/v1 types.go),
+    or repeat a name (conversion.go); so does the plugin, naming the field.
+    """
+    preferences = top.mapping("preferences")
+    preferences.boolean("colors")
+    _check_extensions(preferences)
+    _check_extensions(top)
+    for section, inner in (("clusters", "cluster"), ("users", "user"), ("contexts", "context")):
+        items = top.body.get(section)
+        if not isinstance(items, list):
+            continue  # reported by _named_entries
+        for index, item in enumerate(items):
+            body = _Fields(item, _Where("%s: %s[%d]", (top.what, section, index))).mapping(inner)
+            if inner == "cluster":
+                body.boolean("disable-compression")
+            _check_extensions(body)
+
+
+def _check_extensions(fields):
+    items = fields.body.get("extensions")
+    if items is None:
+        return
+    if not isinstance(items, list):
+        fields.fail("extensions", "a list", items)
+    seen = set()
+    for index, item in enumerate(items):
+        entry = _Fields(item, _Where("extensions[%d]", (index,)), fields)
+        name = entry.string("name") or ""
+        if name in seen:  # the v1 conversion's "duplicate name ... in list", as for entries
+            raise ConfigError('%s: duplicate name "%s" in extensions' % (fields.what, name))
+        if entry.body.get("extension") is not None:  # kubectl records a name only with its extension
+            seen.add(name)
 
 
 def _cluster(name, body, path, folder):

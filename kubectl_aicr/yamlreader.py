@@ -1,9 +1,14 @@
 """A small YAML 1.2 (and JSON) reader for kubeconfig files; standard library only.
 
-``load(text)`` reads one document, ``load_all(text)`` a stream of them, into plain Python
-values: ``dict`` (insertion-ordered), ``list``, ``str``, ``int``, ``float``, ``bool``,
-``None`` and ``bytes`` (for ``!!binary``). Every refusal is a ``YAMLError`` carrying the
-1-based line and column of the problem; no other exception escapes for any text input.
+``load(text)`` reads one document, ``load_all(text)`` a stream of them, ``load_first(text)``
+the first one only, into plain Python values: ``dict`` (insertion-ordered), ``list``,
+``str``, ``int``, ``float``, ``bool``, ``None`` and ``bytes`` (for ``!!binary``). Every
+refusal is a ``YAMLError`` carrying the 1-based line and column of the problem; no other
+exception escapes for any text input.
+
+Each takes a ``schema``: ``CORE`` (the default) is YAML 1.2 as described below; ``GO_YAML``
+reads as kubectl reads kubeconfig and exec plugin output (go-yaml v2's YAML 1.1 scalars,
+tags and merge keys, then JSON's rules; see :class:`_Parser`). The syntax is the same.
 
 The parser is a recursive descent over the text: each method consumes one piece of input
 (a node, a scalar, a line break) and returns the position after it, following the
@@ -55,12 +60,17 @@ Refused (a ``YAMLError``), so that nothing is silently misread:
   as the whole node it repeats, exceed ``MAX_NODES`` (against "billion laughs").
 """
 
+import base64
 import binascii
+import math
 import re
+import struct
+from datetime import datetime
 
+from kubectl_aicr.blockyaml import CORE, GO_YAML, resolve_go_yaml
 from kubectl_aicr.errors import YAMLError
 
-__all__ = ["load", "load_all", "MAX_DEPTH", "MAX_NODES"]
+__all__ = ["load", "load_all", "load_first", "CORE", "GO_YAML", "MAX_DEPTH", "MAX_NODES"]
 
 MAX_DEPTH = 100
 MAX_NODES = 1000000
@@ -107,30 +117,48 @@ _CORE_FIRST = frozenset("~nNtTfF0123456789+-.")
 _YAML_TAG = "tag:yaml.org,2002:"
 _NO_PROPS = (None, 0, None, 0)
 _KNOWN_TAGS = frozenset(["str", "int", "bool", "null", "float", "map", "seq", "binary"])
+_GO_TAGS = frozenset(["str", "int", "bool", "null", "float", "binary", "timestamp"])  # decode.go / resolve.go
+_UNKNOWN = "?"  # GO_YAML: any other tag; go-yaml v2 reads such a scalar as a string, a collection as it is
+# go-yaml v2's timestamp layouts (resolve.go allowedTimestampFormats), as time.Parse reads them.
+_GO_TIMESTAMP = re.compile(r"([0-9]{4})-([0-9]{1,2})-([0-9]{1,2})(?:([Tt ])([0-9]{1,2}):([0-9]{1,2}):([0-9]{1,2})"
+                           r"(?:\.[0-9]+)?(Z|[-+][0-9]{2}:[0-9]{2})?)?\Z")
 
 
-def load(text, filename="<input>"):
+def load(text, filename="<input>", schema=CORE):
     """Read a stream holding at most one document.
 
     ``text`` is a ``str`` (a leading BOM is ignored; a non-str is a TypeError, a
-    programming error rather than bad input); ``filename`` only labels errors. Returns
+    programming error rather than bad input); ``filename`` only labels errors; ``schema``
+    is ``CORE`` (YAML 1.2) or ``GO_YAML`` (kubectl's reading, see :class:`_Parser`). Returns
     the document's value (dict, list, str, int, float, bool, None or bytes, nested), or
     None for a stream without documents. Raises ``YAMLError(problem, filename, line,
     column)`` for any text it refuses, including a stream with a second document.
     """
-    parser = _Parser(text, filename)
+    parser = _Parser(text, filename, schema)
     docs = parser.run()
     if len(docs) > 1:
         parser.fail("expected a single document, found a second one", parser.starts[1])
     return docs[0] if docs else None
 
 
-def load_all(text, filename="<input>"):
+def load_all(text, filename="<input>", schema=CORE):
     """Read every document of a stream: a list of values, one per document (maybe empty).
 
     Raises ``YAMLError`` as ``load`` does.
     """
-    return _Parser(text, filename).run()
+    return _Parser(text, filename, schema).run()
+
+
+def load_first(text, filename="<input>", schema=CORE):
+    """The first document of a stream (None if it has none); the text after its end is not read.
+
+    This is how go-yaml v2 ``Unmarshal`` reads a stream (client-go decodes an exec plugin's
+    output so). Raises ``YAMLError`` as ``load`` does for the first document.
+    """
+    parser = _Parser(text, filename, schema)
+    parser.first_only = True
+    docs = parser.run()
+    return docs[0] if docs else None
 
 
 def _show(key):
@@ -181,6 +209,32 @@ def _construct(tag, text):
         except binascii.Error:
             return None
     value = _resolve(text)
+    return _of_kind(tag, value)
+
+
+def _go_construct(tag, text):
+    """GO_YAML: the value of scalar ``text`` under tag ``tag`` (a name of _GO_TAGS); None if invalid.
+
+    go-yaml v2 ``resolve(tag, in)``: the scalar resolves as a plain one would, and must come
+    out as the tag's kind (an int is also a float). ``!!binary`` is base64 as Go's
+    StdEncoding reads it (line breaks skipped, nothing else) and gives the decoded bytes as
+    a string (each byte that is not UTF-8 becomes U+FFFD, as encoding/json writes it).
+    """
+    if tag == "binary":
+        data = text.replace("\r", "").replace("\n", "")
+        try:
+            raw = base64.b64decode(data, validate=True)
+        except (binascii.Error, ValueError):
+            return None
+        return (re.sub("[\udc80-\udcff]", "\ufffd", raw.decode("utf-8", "surrogateescape")),)
+    if tag == "timestamp":
+        return (text,) if _go_timestamp(text) else None
+    value = resolve_go_yaml(text)
+    return _of_kind(tag, value)
+
+
+def _of_kind(tag, value):
+    """``(value,)`` if a resolved scalar fits tag null, bool, int or float (an int is made a float), else None."""
     if tag == "null":
         ok = value is None
     elif tag == "bool":
@@ -188,15 +242,75 @@ def _construct(tag, text):
     elif tag == "int":
         ok = isinstance(value, int) and not isinstance(value, bool)
     else:
-        ok = isinstance(value, (int, float)) and not isinstance(value, bool) and text
+        ok = isinstance(value, (int, float)) and not isinstance(value, bool)
         value = float(value) if ok else value
     return (value,) if ok else None
 
 
-class _Parser(object):
-    """One pass over one stream; ``run()`` returns the list of documents."""
+def _go_timestamp(text):
+    """True if go-yaml v2 reads ``text`` as a timestamp (a real date, and a real time when given)."""
+    match = _GO_TIMESTAMP.match(text)
+    if match is None:
+        return False
+    year, month, day, sep, hour, minute, second, zone = match.groups()
+    if sep == " " and zone is not None or sep in ("T", "t") and zone is None:
+        return False
+    try:
+        datetime(int(year), int(month), int(day), int(hour or 0), int(minute or 0), int(second or 0))
+    except ValueError:
+        return False
+    return zone is None or zone == "Z" or (int(zone[1:3]) < 24 and int(zone[4:]) < 60)
 
-    def __init__(self, text, filename):
+
+def _go_key(key):
+    """GO_YAML: a mapping key as sigs.k8s.io/yaml makes it a JSON key (a string); None for a null key."""
+    if isinstance(key, str) or key is None:
+        return key
+    if isinstance(key, bool):
+        return "true" if key else "false"
+    if isinstance(key, int):
+        return str(key)
+    if math.isnan(key):
+        return ".nan"
+    if math.isinf(key):
+        return ".inf" if key > 0 else "-.inf"
+    return _go_float32_text(key)
+
+
+def _go_float32_text(value):
+    """Go's strconv.FormatFloat(value, 'g', -1, 32): the shortest digits that give the same float32."""
+    single = struct.unpack("f", struct.pack("f", value))[0]
+    for places in range(9):
+        text = "%.*e" % (places, single)
+        if struct.unpack("f", struct.pack("f", float(text)))[0] == single:
+            break
+    mantissa, exponent = text.split("e")
+    digits, exponent = mantissa.replace(".", "").lstrip("-"), int(exponent)
+    sign = "-" if mantissa.startswith("-") else ""
+    if exponent < -4 or exponent >= 6:
+        body = digits[0] + ("." + digits[1:] if len(digits) > 1 else "")
+        return "%s%se%s%02d" % (sign, body, "-" if exponent < 0 else "+", abs(exponent))
+    if exponent < 0:
+        return sign + "0." + "0" * (-exponent - 1) + digits
+    if len(digits) <= exponent + 1:
+        return sign + digits + "0" * (exponent + 1 - len(digits))
+    return sign + digits[:exponent + 1] + "." + digits[exponent + 1:]
+
+
+class _Parser(object):
+    """One pass over one stream; ``run()`` returns the list of documents.
+
+    With ``schema`` GO_YAML it reads as kubectl does (sigs.k8s.io/yaml ``YAMLToJSON`` over
+    go-yaml v2, then encoding/json): plain scalars by :func:`resolve_go_yaml`; tags
+    ``!!str !!int !!bool !!null !!float !!binary !!timestamp`` checked as go-yaml checks them,
+    ``!!binary`` giving a string; any other tag is ignored (a scalar is then a string);
+    merge keys (``<<``, a mapping or a list of them) applied as go-yaml v2 applies them (in
+    order, each write replacing the key's earlier value); keys made strings (``true``,
+    ``1``, ``1.5``); a null key, and a NaN or infinite value (no JSON form), refused as
+    kubectl refuses them. Duplicate keys stay refused (kubectl keeps the last one).
+    """
+
+    def __init__(self, text, filename, schema=CORE):
         if not isinstance(text, str):
             raise TypeError("yamlreader reads str, not %s" % type(text).__name__)
         if text.startswith("\ufeff"):
@@ -213,6 +327,12 @@ class _Parser(object):
         self.anchors = {}
         self.handles = {}
         self.starts = []
+        if schema not in (CORE, GO_YAML):
+            raise ValueError("unknown YAML schema %r" % (schema,))
+        self.go = schema == GO_YAML
+        self.first_only = False
+        self.merge_at = -1     # GO_YAML: where the last merge key ("<<") was read
+        self.nonfinite = []    # GO_YAML: (value, position) of every NaN or infinite float
 
     def fail(self, problem, pos):
         pos = max(0, min(pos, self.end))
@@ -225,13 +345,32 @@ class _Parser(object):
         if bad is not None:
             self.fail("invalid character U+%04X" % ord(bad.group()), bad.start())
         try:
-            return self.stream()
+            docs = self.stream()
+            if self.nonfinite:
+                self.check_finite(docs)
+            return docs
         except RecursionError:
             self.fail("the document is nested too deeply", 0)
         except YAMLError:
             raise
         except Exception as exc:  # a bug of ours must still surface as a YAMLError
             self.fail("internal error of the YAML reader (%s)" % type(exc).__name__, 0)
+
+    def check_finite(self, docs):
+        """GO_YAML: refuse a NaN or infinite value (encoding/json cannot write one; kubectl refuses)."""
+        found, stack = set(), list(docs)
+        while stack:
+            value = stack.pop()
+            if isinstance(value, dict):
+                stack.extend(value.values())
+            elif isinstance(value, list):
+                stack.extend(value)
+            elif isinstance(value, float) and (math.isnan(value) or math.isinf(value)):
+                found.add(id(value))
+        for value, pos in self.nonfinite:
+            if id(value) in found:
+                self.fail("%s has no JSON form (kubectl refuses it)"
+                          % ("NaN" if math.isnan(value) else "an infinite number"), pos)
 
     # -- lines and positions ------------------------------------------------------------
 
@@ -318,6 +457,8 @@ class _Parser(object):
                 value, p = self.block_content(p, -1, _DOC, 0, None)
             docs.append(value)
             self.starts.append(start)
+            if self.first_only and self.is_marker(p):
+                break
             if p < self.end:
                 if self.is_marker(p) and s[p] == ".":
                     p = self.document_end(p)
@@ -464,10 +605,39 @@ class _Parser(object):
         self.fail("key %s is the same Python key as the earlier key %s"
                   % (_show(key), _show(first)), pos)
 
+    def put(self, result, written, key, value, kpos):
+        """Add one entry read at kpos; ``written`` holds the keys written so far (GO_YAML)."""
+        if not self.go:
+            if key in result:
+                self.duplicate(result, key, kpos)
+            result[key] = value
+            return
+        if key == "<<" and self.merge_at == kpos:
+            self.merge_into(result, value, kpos)
+            return
+        key = _go_key(key)
+        if key is None:
+            self.fail("a null mapping key has no JSON form (kubectl refuses it)", kpos)
+        if key in written:
+            self.fail("duplicate key %s" % _show(key), kpos)
+        written.add(key)
+        result[key] = value
+
+    def merge_into(self, result, value, kpos):
+        """GO_YAML: a merge key's value, a mapping or a list of them; the earlier ones in a list win."""
+        if isinstance(value, dict):
+            result.update(value)
+            return
+        if isinstance(value, list) and value and all(isinstance(item, dict) for item in value):
+            for item in reversed(value):
+                result.update(item)
+            return
+        self.fail("a merge key (<<) needs a mapping or a list of mappings as its value", kpos)
+
     def check_key(self, key, start, colon):
         if isinstance(key, (dict, list)):
             self.fail("complex mapping keys are not supported", start)
-        if key == "<<" and self.s.startswith("<<", start):
+        if key == "<<" and not self.go and self.s.startswith("<<", start):
             self.fail("merge keys (<<) belong to YAML 1.1 and are not supported; write the entries out", start)
         if self.s.find("\n", start, colon) >= 0:
             self.fail("an implicit mapping key must be on a single line", start)
@@ -476,7 +646,7 @@ class _Parser(object):
         """Entries at column m (8.2.2); ``first`` is an already read (key, pos, after ':')."""
         s = self.s
         self.enter(p)
-        result = {}
+        result, written = {}, set()
         while True:
             if first is not None:
                 key, kpos, q = first
@@ -498,9 +668,7 @@ class _Parser(object):
                 else:
                     key, q = self.implicit_key(p, m)
                 value, p = self.block_node(q, m, _MAP_VALUE)
-            if key in result:
-                self.duplicate(result, key, kpos)
-            result[key] = value
+            self.put(result, written, key, value, kpos)
             if p >= self.end:
                 break
             self.check_tab(p)
@@ -687,6 +855,7 @@ class _Parser(object):
         close = "}" if is_map else "]"
         self.enter(p)
         result = {} if is_map else []
+        written = set()
         p = self.flow_ws(p + 1, n)
         while s[p] != close:
             if p >= self.end:
@@ -719,11 +888,11 @@ class _Parser(object):
             if pair and isinstance(key, (dict, list)):
                 self.fail("complex mapping keys are not supported", kpos)
             if is_map:
-                if key in result:
-                    self.duplicate(result, key, kpos)
-                result[key] = value
+                self.put(result, written, key, value, kpos)
             elif pair:
-                result.append({key: value})
+                single = {}
+                self.put(single, set(), key, value, kpos)
+                result.append(single)
                 self.count(1, kpos)
             else:
                 result.append(key)
@@ -919,6 +1088,8 @@ class _Parser(object):
                 self.fail("a tag needs a name after %r" % handle, p)
             full = prefix + _unescape_uri(suffix)
         name = full[len(_YAML_TAG):] if full.startswith(_YAML_TAG) else None
+        if self.go:
+            return (name if name in _GO_TAGS or name == "merge" else _UNKNOWN), m.end()
         if name not in _KNOWN_TAGS:
             self.fail("unknown tag %r" % m.group(), p)
         return name, m.end()
@@ -941,7 +1112,9 @@ class _Parser(object):
         self.nodes += 1
         if self.nodes > MAX_NODES:
             self.count(0, pos)
-        if tag is None:
+        if self.go:
+            value = self.finish_go(kind, value, tag, pos)
+        elif tag is None:
             if kind == "plain":
                 try:
                     value = _resolve(value)
@@ -966,6 +1139,30 @@ class _Parser(object):
         if anchor is not None:
             self.anchors[anchor] = (value, self.nodes - before)
         return value
+
+    def finish_go(self, kind, value, tag, pos):
+        """GO_YAML: the value of a node of ``kind`` under ``tag`` (None: no tag), as go-yaml v2 decodes it."""
+        if kind == "map" or kind == "seq":
+            return value   # go-yaml v2 decodes a collection whatever its tag says
+        if kind == "plain" and value == "<<" and tag in (None, "merge"):
+            self.merge_at = pos
+        if tag is None:
+            if kind == "plain":
+                value = resolve_go_yaml(value)
+                if isinstance(value, float) and not math.isfinite(value):
+                    self.nonfinite.append((value, pos))
+                return value
+            return None if kind == "empty" else value
+        if tag not in _GO_TAGS or tag == "str":
+            return value or ""
+        made = _go_construct(tag, value or "")
+        if made is None:
+            if tag == "binary":
+                self.fail("invalid !!binary value: not base64", pos)
+            self.fail("invalid !!%s value %s" % (tag, _show(value or "")), pos)
+        if isinstance(made[0], float) and not math.isfinite(made[0]):
+            self.nonfinite.append((made[0], pos))
+        return made[0]
 
 
 def _fold_block(lines):

@@ -696,6 +696,54 @@ def exec_plugin_exits_73(ctx):
                 plugin_error=r"executable .*/bin/fail failed with exit code 73$", kubectl_error=r"exit code 73")
 
 
+def _exec_printing(ctx, output):
+    """A one-context kubeconfig whose v1 exec plugin prints ``output`` as it is (client-go reads JSON or YAML)."""
+    script = ctx.write("bin/print-credential", "#!/bin/sh\ncat <<'EOF'\n%s\nEOF\n" % output, mode=0o755)
+    config = single(ctx, {"exec": {"apiVersion": "client.authentication.k8s.io/v1", "command": script,
+                                   "interactiveMode": "Never"}})
+    return ctx.write("config", config)
+
+
+V1_CREDENTIAL = "apiVersion: client.authentication.k8s.io/v1\nkind: ExecCredential\n"
+
+
+@case
+def exec_plugin_prints_block_yaml(ctx):
+    output = V1_CREDENTIAL + "status:\n  token: %s\n  expirationTimestamp: 2099-01-01T00:00:00Z" % ctx.token(
+        "bob@example.com")
+    return Case("", SAME, kubeconfig_env=_exec_printing(ctx, output))
+
+
+@case
+def exec_plugin_prints_a_yaml_stream_of_which_the_first_document_counts(ctx):
+    output = "# from a wrapper\n---\n%sstatus: {token: !!binary %s}\n---\nlater: [not read" % (
+        V1_CREDENTIAL, base64.b64encode(ctx.token("carol@example.com").encode()).decode())
+    return Case("", SAME, kubeconfig_env=_exec_printing(ctx, output))
+
+
+@case
+def exec_plugin_prints_yaml_with_a_yes_token(ctx):
+    return Case("", BOTH_REFUSE, kubeconfig_env=_exec_printing(ctx, V1_CREDENTIAL + "status:\n  token: yes"),
+                plugin_error=r"decoding stdout: status\.token must be a string$",
+                kubectl_error=r"cannot unmarshal bool into Go struct field ExecCredentialStatus\.status\.token")
+
+
+@case
+def exec_plugin_prints_json_then_text(ctx):
+    output = '{"apiVersion": "client.authentication.k8s.io/v1", "kind": "ExecCredential", "status": {"token": "%s"}}' \
+             ' done' % ctx.token("bob@example.com")
+    return Case("", BOTH_REFUSE, kubeconfig_env=_exec_printing(ctx, output),
+                plugin_error=r"decoding stdout: its output is not valid JSON$", kubectl_error=r"invalid character")
+
+
+@case
+def exec_plugin_prints_broken_yaml(ctx):
+    output = V1_CREDENTIAL + "status:\n  token: %s\n bad: indent" % ctx.token("bob@example.com")
+    return Case("", BOTH_REFUSE, kubeconfig_env=_exec_printing(ctx, output),
+                plugin_error=r"decoding stdout: its output is not valid YAML \(line 5, column 2\)$",
+                kubectl_error=r"yaml: line [0-9]+")
+
+
 @case
 def unbracketed_ipv6_server(ctx):
     config = single(ctx, {"token": ctx.token("bob@example.com")}, server="v6")

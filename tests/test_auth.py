@@ -189,7 +189,7 @@ def test_failing_exec_plugin_reports_its_exit_code_and_its_stderr_reaches_the_us
     ('{"apiVersion": "client.authentication.k8s.io/v1", "kind": "ExecCredential"}', "didn't return a status field"),
     ('{"apiVersion": "client.authentication.k8s.io/v1", "kind": "ExecCredential", "status": {}}',
      "didn't return a token or cert/key pair"),
-    ("SECRET-TOKEN-7f2c not json", "not an ExecCredential JSON object")])
+    ("SECRET-TOKEN-7f2c not json", "not an ExecCredential object")])
 def test_exec_plugin_answers_kubectl_refuses_are_refused_in_its_words(run, api_server, tmp_path, output, words):
     script = write(tmp_path / "bin" / "p", "#!/bin/sh\ncat <<'EOF'\n%s\nEOF\n" % output, mode=0o755)
     result = describe(run, api_server, write(tmp_path / "config", config_with(api_server, exec_user(script))))
@@ -321,6 +321,27 @@ def test_exec_output_is_checked_without_ever_being_quoted():
                                   b'"status": {"token": "t", "expirationTimestamp": "2030-01-02T03:04:05+01:00"}}',
                                   spec)
     assert ok.token == "t" and ok.expires == exec_plugin.parse_rfc3339("2030-01-02T02:04:05Z")
+
+
+def test_exec_output_in_yaml_is_read_as_client_go_reads_it():
+    """client-go decodes the output with its universal deserializer: JSON, or else YAML as go-yaml v2 reads it
+    (tests/kubeconfig_corpus.py runs the same kinds through the real kubectl)."""
+    spec = kubeconfig.ExecConfig(command="p", api_version=V1)
+    head = b"apiVersion: client.authentication.k8s.io/v1\nkind: ExecCredential\n"
+    ok = exec_plugin.parse_output(head + b"status:\n  token: t0k\n  expirationTimestamp: 2030-01-02T02:04:05Z\n", spec)
+    assert ok.token == "t0k" and ok.expires == exec_plugin.parse_rfc3339("2030-01-02T02:04:05Z")
+    assert exec_plugin.parse_output(b"---\n" + head + b"status: {token: !!binary dDBr}\n---\n[", spec).token == "t0k"
+    assert exec_plugin.parse_output(b"  \n" + head.replace(b"\n", b"\r\n") + b"status: {token: '-x'}", spec).token == "-x"
+    for output, words in ((head + b"status:\n  token: yes\n", "status.token must be a string"),
+                          (head + b"status:\n  token: !!int SECRET\n", "not valid YAML (line 4, column 10)"),
+                          (head + b"status:\n  token: SECRET\n bad: 1\n", "not valid YAML (line 5, column 2)"),
+                          (b'{"apiVersion": "SECRET"} SECRET', "not valid JSON"),
+                          (b'{"status": {"token": NaN}}', "not valid JSON"),
+                          (b"", "plugin returned version (none, or not an API version)"),
+                          (b"- SECRET\n", "not an ExecCredential object")):
+        with pytest.raises(AuthError) as caught:
+            exec_plugin.parse_output(output, spec)
+        assert words in str(caught.value) and "SECRET" not in str(caught.value), output
 
 
 # ---------------------------------------------------------------------------------------------

@@ -12,7 +12,8 @@ from kubectl_aicr.errors import UsageError, YAMLError
 
 YAML_PIECES = ["a", "b: ", ": ", "- ", "-", "? ", "[", "]", "{", "}", ",", "\"", "'", "|", ">", "|-", "&x ", "*x",
                "!!binary ", "!!str ", "#", " ", "  ", "\t", "\n", "\r\n", "---", "...", "%YAML 1.2", "\\", "\x00",
-               "\ufeff", "é", "null", "true", "0x1F", "1e3", "~"]
+               "\ufeff", "é", "null", "true", "0x1F", "1e3", "~",
+               "<<: ", "<<", "!!merge ", "!foo ", "!!timestamp ", "yes", "017", "1_0", ".nan", "-.inf", "0b1"]
 
 yaml_text = st.one_of(st.text(max_size=200),
                       st.lists(st.sampled_from(YAML_PIECES), max_size=60).map("".join))
@@ -21,12 +22,13 @@ yaml_text = st.one_of(st.text(max_size=200),
 @settings(max_examples=500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(yaml_text)
 def test_yaml_reader_gives_a_value_or_a_clear_error(text):
-    try:
-        yamlreader.load(text, filename="fuzz.yaml")
-    except YAMLError as exc:
-        message = str(exc)
-        assert message.startswith("fuzz.yaml:") and exc.line >= 1 and exc.column >= 1
-        assert "internal error" not in message, message
+    for schema in (yamlreader.CORE, yamlreader.GO_YAML):   # YAML 1.2, and kubeconfig as kubectl reads it
+        try:
+            yamlreader.load(text, filename="fuzz.yaml", schema=schema)
+        except YAMLError as exc:
+            message = str(exc)
+            assert message.startswith("fuzz.yaml:") and exc.line >= 1 and exc.column >= 1
+            assert "internal error" not in message, message
 
 
 FLAG_WORDS = [flag for flag, _, _ in cli.FLAGS] + ["-h", "--help", "--version", "--", "-", "--kube", "--x=y"]

@@ -4,7 +4,9 @@ End-to-end tests run dist/kubectl-aicr against the HTTPS test API server; the un
 call kubectl_aicr.kubeconfig directly for rules that need no server.
 """
 
+import base64
 import os
+import re
 import subprocess
 import sys
 
@@ -209,7 +211,7 @@ def test_merge_first_file_wins_whole_entries_and_first_non_empty_current_context
     second = {"users": [entry("u", {"token": "second", "username": "x"}, "user"), entry("v", {"token": "v"}, "user")],
               "clusters": [entry("c", {"server": "https://b:1"}, "cluster")],
               "contexts": [entry("x", {"cluster": "c", "user": "u"}, "context")], "current-context": "x"}
-    third = {"current-context": "y", "clusters": [entry("c", {"server": "https://c:1"}, "cluster")]}
+    third = {"current-context": "z", "clusters": [entry("c", {"server": "https://c:1"}, "cluster")]}
     config, paths = load(tmp_path, first, second, third)
     assert config.users["u"].token == "first" and config.users["u"].username is None
     assert config.users["v"].token == "v"
@@ -246,12 +248,88 @@ def test_relative_paths_resolve_per_defining_file_and_tilde_is_not_expanded(tmp_
     ("[]", "must be a mapping"),
     ("clusters: [{name: c, cluster: {certificate-authority-data: 'not base64!'}}]", "not valid base64"),
     ("clusters: [{name: c, cluster: {certificate-authority-data: 'QUJD REVG'}}]", "at input byte 4"),
+    # YAML 1.1 values kubectl refuses (issue 13): refused naming the field, never the value
+    ("clusters: [{name: c, cluster: {server: yes}}]", "cluster: server must be a string, not a boolean"),
+    ("users: [{name: u, user: {token: on}}]", "user: token must be a string, not a boolean"),
+    ("contexts: [{name: c, context: {namespace: n}}]", "namespace must be a string, not a boolean"),
+    ("current-context: y", "current-context must be a string, not a boolean"),
+    ("users: [{name: u, user: {as-groups: [a, off]}}]", "as-groups[] must be a string, not a boolean"),
+    ("clusters: [{name: c, cluster: {insecure-skip-tls-verify: oN}}]", "must be true or false, not a string"),
+    ("clusters: [{name: c, cluster: {server: 017}}]", "server must be a string, not a number"),
+    ("clusters: [{name: c, cluster: {certificate-authority-data: !!binary LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCg==}}]",
+     "certificate-authority-data holds PEM text"),
+    ("users: [{name: u, user: {token: !!int abc}}]", "invalid !!int value (...)"),
+    ("users: [{name: u, user: {token: .nan}}]", "NaN has no JSON form"),
+    # fields kubectl decodes and the plugin does not use are typed all the same, in every entry
+    ('preferences: {colors: "yes"}', "preferences: colors must be true or false, not a string"),
+    ("clusters: [{name: c, cluster: {disable-compression: 'on'}}]", "disable-compression must be true or false"),
+    ("extensions: {a: 1}", "extensions must be a list, not a mapping"),
+    ("users: [{name: u, user: {extensions: [{name: on}]}}]", "user: extensions[0]: name must be a string"),
+    ("contexts: [{name: c, context: {extensions: [{name: a, extension: 1}, {name: a}]}}]",
+     'context: duplicate name "a" in extensions'),
 ])
 def test_malformed_kubeconfigs_are_refused_naming_the_file(tmp_path, text, words):
     path = write(tmp_path / "config", text)
     with pytest.raises(ConfigError) as caught:
         kubeconfig.load(path)
-    assert words in str(caught.value) and path in str(caught.value)
+    message = str(caught.value)
+    assert words in message and path in message
+    for value in ("yes", "on", "n", "y", "off", "oN", "017", "abc", "LS0t"):   # the value is never shown
+        assert not re.search(r"\b%s\b" % value, message.replace(path, "")), message
+
+
+# ---------------------------------------------------------------------------------------------
+# YAML as kubectl's go-yaml v2 reads it (issue 13); tests/test_kubectl_yaml_parity.py checks the kind
+# against the real kubectl.
+
+
+@pytest.mark.e2e
+def test_insecure_skip_tls_verify_yes_is_true_as_kubectl_reads_it(run, api_server, tmp_path):
+    config = one(api_server)
+    cluster = config["clusters"][0]["cluster"]
+    cluster.pop("certificate-authority", None), cluster.pop("certificate-authority-data", None)
+    cluster["insecure-skip-tls-verify"] = "PLACEHOLDER"
+    path = write(tmp_path / "config", yaml.safe_dump(config, sort_keys=False).replace("PLACEHOLDER", "yes"))
+    assert kubeconfig.load(path).clusters[config["clusters"][0]["name"]].insecure_skip_tls_verify is True
+    result = describe(run, api_server, "--kubeconfig", path)
+    assert result.returncode == 0, result.stderr
+    assert {r.user for r in rollout_requests(api_server)} == {"bob@example.com"}
+
+
+@pytest.mark.e2e
+def test_binary_certificate_authority_data_is_decoded_twice_as_kubectl_does(run, api_server, tmp_path):
+    """`certificate-authority-data: !!binary |` holding base64 of the base64 text: kubectl stores the PEM."""
+    config = one(api_server)
+    cluster = config["clusters"][0]["cluster"]
+    cluster.pop("certificate-authority", None)
+    pem = open(api_server.ca_file, "rb").read()
+    twice = base64.b64encode(base64.b64encode(pem)).decode()
+    cluster["certificate-authority-data"] = "PLACEHOLDER"
+    lines = "\n".join("      " + twice[i:i + 76] for i in range(0, len(twice), 76))
+    text = yaml.safe_dump(config, sort_keys=False).replace("PLACEHOLDER", "!!binary |\n" + lines)
+    path = write(tmp_path / "config", text)
+    assert kubeconfig.load(path).clusters[config["clusters"][0]["name"]].certificate_authority_data == pem
+    result = describe(run, api_server, "--kubeconfig", path)
+    assert result.returncode == 0, result.stderr
+
+
+def test_extension_names_repeat_only_as_kubectl_allows(tmp_path):
+    text = ("extensions: [{name: a}, {name: a}, {name: b, extension: null}, {name: b, extension: {x: 1}}]\n"
+            "preferences: {colors: yes, extensions: [{name: a, extension: 1}]}\n")
+    assert kubeconfig.load(write(tmp_path / "config", text)).clusters == {}
+
+
+def test_yaml_1_1_values_kubectl_accepts_are_read_with_its_values(tmp_path):
+    text = ("clusters:\n- name: c\n  cluster: &base\n    server: https://a\n    insecure-skip-tls-verify: On\n"
+            "- name: d\n  cluster:\n    <<: *base\n    server: !!str https://d\n"
+            "users:\n- name: u\n  user:\n    token: !!binary c2VjcmV0\n    as-groups: [!!str yes, 'no', !custom x]\n"
+            "    exec: {command: c, apiVersion: v, provideClusterInfo: Y, args: [-v, --x]}\n")
+    config = kubeconfig.load(write(tmp_path / "config", text))
+    assert config.clusters["c"].insecure_skip_tls_verify is True
+    assert config.clusters["d"].server == "https://d" and config.clusters["d"].insecure_skip_tls_verify is True
+    user = config.users["u"]
+    assert user.token == "secret" and user.impersonate_groups == ("yes", "no", "x")
+    assert user.exec.provide_cluster_info is True and user.exec.args == ("-v", "--x")
 
 
 def test_comment_only_and_empty_files_are_empty_configs(tmp_path):
@@ -312,9 +390,9 @@ def test_a_context_flag_never_falls_back_to_in_cluster(tmp_path):
 SUITE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "shared", "yaml-test-suite")
 
 
-def _full(text):
+def _full(text, schema=yamlreader.CORE):
     try:
-        return ("value", yamlreader.load(text))
+        return ("value", yamlreader.load(text, schema=schema))
     except YAMLError:
         return ("refused", None)
 
@@ -381,6 +459,40 @@ def test_fast_reader_reads_generator_style_kubeconfigs_and_leaves_the_rest(tmp_p
 def test_fast_reader_never_gives_another_value_than_the_full_reader(value, sort_keys, width):
     document = {"data": value}
     text = yaml.safe_dump(document, default_flow_style=False, sort_keys=sort_keys, width=width, allow_unicode=True)
-    fast = blockyaml.load(text)
-    if fast is not None:
-        assert _full(text) == ("value", fast)
+    for schema in (blockyaml.CORE, blockyaml.GO_YAML):
+        fast = blockyaml.load(text, schema)
+        if fast is not None:
+            assert _full(text, schema) == ("value", fast)
+
+
+PLAIN_VALUES = st.one_of(
+    st.from_regex(r"[-?:]?[A-Za-z0-9+/=_.:~-]{1,20}", fullmatch=True),
+    st.sampled_from(["y", "Y", "yes", "No", "ON", "off", "oN", "017", "-017", "0o17", "0x_1F", "-0b11", "1_000",
+                     "08", "1e3", "-1", "+1", ".5", "-.5", "-.inf", ".NaN", "1e999", "2001-01-01", "-", "--", "---",
+                     "-x", "--token", "-Kx9/=", "?x", ":x", "~", "null", "NULL", "nULL", "0xFFFFFFFFFFFFFFFFFF"]))
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.tuples(st.sampled_from(["token", "server", "a.b/c", "x-y"]), PLAIN_VALUES), min_size=1,
+                max_size=6), st.booleans())
+def test_fast_reader_agrees_with_the_full_reader_on_plain_values_in_both_schemas(entries, in_sequence):
+    """Plain values as kubectl writes them (random tokens starting with '-' included), in a mapping or a list."""
+    lines = ["k%d: %s" % (i, v) if not in_sequence else "- %s" % v for i, (_, v) in enumerate(entries)]
+    text = "data:\n" + "".join("  %s\n" % line for line in lines)
+    for schema in (blockyaml.CORE, blockyaml.GO_YAML):
+        fast = blockyaml.load(text, schema)
+        if fast is not None:
+            assert _full(text, schema) == ("value", fast), text
+
+
+def test_fast_reader_takes_tokens_starting_with_a_dash():
+    """A random token may start with '-' (1 in 64 base64url tokens): it must not cost the full reader."""
+    for text in ("token: -Kx9_a-b\n", "args:\n- -v\n- --region\n- ?x\n", "a: :b\n", "a: ---\n"):
+        for schema in (blockyaml.CORE, blockyaml.GO_YAML):
+            fast = blockyaml.load(text, schema)
+            assert fast is not None and _full(text, schema) == ("value", fast), text
+    for text in ("a: -\n", "a: - x\n", "a: -5\n"):
+        fast = blockyaml.load(text)
+        assert fast is None or _full(text) == ("value", fast), text
+    assert blockyaml.load("a: yes\nb: 017\n", blockyaml.GO_YAML) == {"a": True, "b": 15}
+    assert blockyaml.load("a: 1e3\n", blockyaml.GO_YAML) is None   # floats leave the subset

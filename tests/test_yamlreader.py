@@ -6,7 +6,7 @@ import random
 import pytest
 
 from kubectl_aicr.errors import YAMLError
-from kubectl_aicr.yamlreader import MAX_DEPTH, load, load_all
+from kubectl_aicr.yamlreader import GO_YAML, MAX_DEPTH, load, load_all, load_first
 
 CA = "LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCk1JSUMvakNDQWVhZ0F3SUJBZ0lCQURBTkJna3Foa2lHOXcwQkFRc0ZBREFWTVJNd0VRWURWUVFERXdwcmRXSmwKY201bGRHVnpNQjRYRFRJME1ERXdNVEV3TURBd01Gb1hEVE0wTURFd01URXdNREF3TUZvd0ZURVRNQkVHQTFVRQpBeE1LYTNWaVpYSnVaWFJsY3pDQ0FTSXdEUVlKS29aSWh2Y05BUUVCQlFBRGdnRVBBRENDQVFvQ2dnRUJBTHh5Ci0tLS0tRU5EIENFUlRJRklDQVRFLS0tLS0K"  # noqa: E501
 
@@ -760,10 +760,11 @@ def test_mutated_input_raises_only_yaml_errors():
             else:
                 chars[i] = rnd.choice(alphabet)
         text = "".join(chars)
-        try:
-            load_all(text)
-        except YAMLError as exc:
-            assert "internal error" not in exc.problem, repr(text)
+        for schema in ("core", GO_YAML):
+            try:
+                load_all(text, schema=schema)
+            except YAMLError as exc:
+                assert "internal error" not in exc.problem, repr(text)
         for cut in (len(text) // 3, len(text) // 2):
             try:
                 load_all(text[:cut])
@@ -774,3 +775,99 @@ def test_mutated_input_raises_only_yaml_errors():
 def test_rejects_non_text():
     with pytest.raises(TypeError):
         load(b"a: 1")
+
+
+# -- GO_YAML: kubeconfig as kubectl reads it (sigs.k8s.io/yaml over go-yaml v2, then JSON) -------
+# Each expected value was checked with `kubectl config view --raw -o json` (kubectl 1.37) on the
+# same scalar inside a cluster extension; tests/test_kubectl_yaml_parity.py keeps checking it.
+
+def go(text):
+    return load(text, schema=GO_YAML)
+
+
+@pytest.mark.parametrize("plain,value", [
+    # resolve.go's table: these exact spellings, no others ("oN", "YeS" are strings)
+    ("y", True), ("Y", True), ("yes", True), ("Yes", True), ("YES", True), ("on", True), ("On", True),
+    ("ON", True), ("true", True), ("True", True), ("TRUE", True),
+    ("n", False), ("N", False), ("no", False), ("No", False), ("NO", False), ("off", False), ("Off", False),
+    ("OFF", False), ("false", False), ("oN", "oN"), ("YeS", "YeS"), ("nO", "nO"), ("tRUE", "tRUE"),
+    ("~", None), ("null", None), ("Null", None), ("NULL", None), ("", None), ("nULL", "nULL"),
+    # numbers as strconv reads them once go-yaml removed the underscores
+    ("017", 15), ("-017", -15), ("0o17", 15), ("0x_1F", 31), ("-0x1F", -31), ("0b101", 5), ("-0b11", -3),
+    ("1_000", 1000), ("+12", 12), ("0", 0), ("08", 8.0), ("1e3", 1000.0), ("1.50", 1.5), (".5", 0.5),
+    ("-.5e1", -5.0), ("0x8000000000000000", 1 << 63), ("18446744073709551616", 18446744073709551616.0),
+    ("0xFFFFFFFFFFFFFFFFFF", "0xFFFFFFFFFFFFFFFFFF"), ("1e999", "1e999"), ("0x", "0x"), ("._5", "._5"),
+    ("_1", "_1"), ("1:20", "1:20"),
+    # timestamps stay strings when decoded into interface{}
+    ("2001-01-01", "2001-01-01"), ("2001-01-01 10:00:00", "2001-01-01 10:00:00"),
+    ("<<", "<<"), ("-x", "-x")])
+def test_go_yaml_resolves_plain_scalars_as_kubectl(plain, value):
+    got = go("a: %s\n" % plain)["a"]
+    assert got == value and type(got) is type(value)
+
+
+def test_go_yaml_quoted_and_block_scalars_are_strings():
+    assert go("a: 'yes'\nb: \"017\"\nc: |\n  on\n") == {"a": "yes", "b": "017", "c": "on\n"}
+
+
+@pytest.mark.parametrize("text,value", [
+    ("a: !!str 12", "12"), ('a: !!int "12"', 12), ("a: !!float 1", 1.0), ("a: !!float 0x10", 16.0),
+    ("a: !!bool yes", True), ('a: !!null ""', None), ("a: !!null", None), ("a: !!str", ""),
+    ("a: !foo bar", "bar"), ("a: !foo", ""), ("a: !!set x", "x"), ("a: ! 12", "12"),
+    ("a: !<tag:example.com,2000:x> 5", "5"), ("a: !!str {b: 1}", {"b": 1}), ("a: !!map [1]", [1]),
+    ("a: !!timestamp 2001-01-01", "2001-01-01"), ("a: !!timestamp 2001-1-2t1:2:3.5+01:00", "2001-1-2t1:2:3.5+01:00"),
+    ("a: !!timestamp 2001-01-02 01:02:03", "2001-01-02 01:02:03"),
+    # !!binary: the decoded bytes as text (bytes that are not UTF-8 become U+FFFD, one each)
+    ("a: !!binary aGk=", "hi"), ("a: !!binary |\n  aG\n  k=", "hi"), ('a: !!binary "aG\\nk="', "hi"),
+    ("a: !!binary", ""), ("a: !!binary /w==", "\ufffd"), ("a: !!binary 4oI=", "\ufffd\ufffd")])
+def test_go_yaml_tags(text, value):
+    assert go(text) == {"a": value}
+
+
+@pytest.mark.parametrize("text,problem", [
+    ("a: !!int abc", "invalid !!int value"), ("a: !!int 1.0", "invalid !!int value"),
+    ("a: !!int", "invalid !!int value"), ("a: !!bool 1", "invalid !!bool value"),
+    ("a: !!null x", "invalid !!null value"),
+    ("a: !!binary aG k=", "not base64"), ("a: !!binary >\n  aG\n  k=", "not base64"),
+    ('a: !!binary "aG\\tk="', "not base64"), ("a: !!binary aGk", "not base64"),
+    ("a: !!timestamp 2001-02-30", "invalid !!timestamp"), ("a: !!timestamp 2001-01-02T01:02:03", "invalid !!timestamp"),
+    ("a: +.inf", "infinite number has no JSON form"), ("a: [.nan]", "NaN has no JSON form"),
+    ("a: !!float .NaN", "NaN has no JSON form"), ("~: 4", "null mapping key"), (": 4", "null mapping key"),
+    ("<<: 1", "merge key"), ("<<: [{a: 1}, 2]", "merge key"), ("a: 1\na: 2", "duplicate key 'a'"),
+    ('"1": a\n1: b', "duplicate key '1'")])
+def test_go_yaml_refusals(text, problem):
+    with pytest.raises(YAMLError, match=problem):
+        go(text)
+
+
+def test_go_yaml_keys_become_json_strings():
+    assert go("1.5: a\n1e6: b\n0.1: d\nyes: e\n.inf: f\n017: g\n3.14159265: h\n-0.00001: i\n") == {
+        "1.5": "a", "1e+06": "b", "0.1": "d", "true": "e", ".inf": "f", "15": "g", "3.1415927": "h", "-1e-05": "i"}
+    assert go("[yes: 1]") == [{"true": 1}]
+
+
+def test_go_yaml_merge_keys_as_go_yaml_v2_applies_them():
+    # in order: a merge replaces the keys written before it, keys after it replace the merged ones
+    assert go("b: &x {k: 1, j: 2}\nc:\n  j: 3\n  <<: *x\n  m: 4\n")["c"] == {"j": 2, "k": 1, "m": 4}
+    assert go("<<: {a: 1}\na: 2\n") == {"a": 2}
+    assert go("<<: [{a: 1, b: 1}, {b: 2, c: 2}]\nc: 3\n") == {"a": 1, "b": 1, "c": 3}
+    assert go("!!merge <<: {a: 1}\n") == {"a": 1}
+    assert go('"<<": {a: 1}\n') == {"<<": {"a": 1}}
+    with pytest.raises(YAMLError, match="merge keys"):
+        load("<<: {a: 1}\n")   # the core schema still refuses them
+
+
+def test_core_schema_is_unchanged_by_go_yaml():
+    assert load("a: yes\nb: 017\nc: 1_000\n") == {"a": "yes", "b": 17, "c": "1_000"}
+    with pytest.raises(YAMLError, match="unknown tag"):
+        load("a: !foo x\n")
+    with pytest.raises(ValueError):
+        load("a: 1", schema="yaml-1.1")
+
+
+def test_load_first_reads_only_the_first_document():
+    assert load_first("a: 1\n---\nb: [\n", schema=GO_YAML) == {"a": 1}
+    assert load_first("--- a\n...\n%%%\n") == "a"
+    assert load_first("") is None
+    with pytest.raises(YAMLError):
+        load_first("a: [\n---\nb: 1\n")
