@@ -360,7 +360,6 @@ def parse_document(document, path):
     top = _Fields(document, "kubeconfig %s" % path)
     _check_kind(top, path)
     _check_unread_fields(top)
-    _check_extension_names(document, path)
     folder = os.path.dirname(os.path.abspath(path))
     clusters = {name: _cluster(name, body, path, folder) for name, body in _named_entries(top, "clusters", path)}
     users = {name: _user(name, body, path, folder) for name, body in _named_entries(top, "users", path)}
@@ -368,33 +367,6 @@ def parse_document(document, path):
                               body.string("namespace"), path)
                 for name, body in _named_entries(top, "contexts", path)}
     return Config(clusters, users, contexts, top.string("current-context") or "", [path])
-
-
-def _extension_lists(document):
-    """Yield (where, list) for every ``extensions`` list of a kubeconfig document: top level, preferences,
-    and each cluster, user and context entry."""
-    yield "extensions", document.get("extensions")
-    preferences = document.get("preferences")
-    if isinstance(preferences, dict):
-        yield "preferences: extensions", preferences.get("extensions")
-    for section, inner in (("clusters", "cluster"), ("users", "user"), ("contexts", "context")):
-        items = document.get(section)
-        for index, item in enumerate(items if isinstance(items, list) else ()):
-            body = item.get(inner) if isinstance(item, dict) else None
-            if isinstance(body, dict):
-                yield "%s[%d]: %s: extensions" % (section, index, inner), body.get("extensions")
-
-
-def _check_extension_names(document, path):
-    """A name used twice in any ``extensions`` list is an error, as in the v1 conversion (``duplicate name
-    "x" in list``), wherever the list is and whether or not its entry is used."""
-    for where, extensions in _extension_lists(document):
-        seen = set()
-        for item in extensions if isinstance(extensions, list) else ():
-            name = (item.get("name") if isinstance(item, dict) else None) or ""
-            if isinstance(name, str) and name in seen:
-                raise ConfigError('kubeconfig %s: duplicate name "%s" in %s' % (path, name, where))
-            seen.add(name)
 
 
 def _check_kind(top, path):

@@ -1056,7 +1056,7 @@ def duplicate_extension_names_in_an_unused_user(ctx):
     config = single(ctx, {"token": ctx.token("bob@example.com")})
     config["users"].append({"name": "other", "user": {"token": "x", "extensions": _extensions("", "")}})
     return Case("", BOTH_REFUSE, kubeconfig_env=ctx.write("config", config),
-                plugin_error=r'duplicate name "" in users\[1\]: user: extensions$',
+                plugin_error=r'users\[1\]: user: duplicate name "" in extensions$',
                 kubectl_error=r'duplicate name "" in list')
 
 
@@ -1064,7 +1064,7 @@ def duplicate_extension_names_in_an_unused_user(ctx):
 def duplicate_extension_names_in_the_cluster(ctx):
     config = single(ctx, {"token": ctx.token("bob@example.com")}, extensions=_extensions("x", "z", "x"))
     return Case("", BOTH_REFUSE, kubeconfig_env=ctx.write("config", config),
-                plugin_error=r'duplicate name "x" in clusters\[0\]: cluster: extensions$',
+                plugin_error=r'clusters\[0\]: cluster: duplicate name "x" in extensions$',
                 kubectl_error=r'duplicate name "x" in list')
 
 
