@@ -9,7 +9,6 @@ report or recipe that does not match its recorded digest); 130 interrupted
 import os
 import sys
 
-from . import cli, output
 from .errors import AicrError
 
 EXIT_INTERNAL = 70
@@ -21,8 +20,28 @@ def _not_implemented(invocation):
 
 
 def _version(invocation):
+    from . import cli, output
     output.say(cli.version_text())
     return 0
+
+
+def _prerendered_help(argv):
+    """The help text for ``argv`` when it only asks for help (``[]``, ``--help``, ``help``, ``COMMAND --help``,
+    ``help COMMAND``) and the build pre-rendered it for this Python (kubectl_aicr._prerendered, made by
+    build.py from cli.help_texts()); else None, and cli parses as usual. Spares argparse on every Tab press."""
+    if argv in ([], ["-h"], ["--help"], ["help"]):
+        key = ""
+    elif len(argv) == 2 and argv[0] == "help" and argv[1] not in ("", "-h", "--help"):
+        key = argv[1]
+    elif len(argv) == 2 and argv[1] in ("-h", "--help") and argv[0] not in ("", "-h", "--help"):
+        key = argv[0]
+    else:
+        return None
+    try:
+        from ._prerendered import HELP
+    except ImportError:  # running from source: argparse renders it
+        return None
+    return HELP.get(key)
 
 
 def _command(name):
@@ -41,6 +60,10 @@ def main(argv=None):
         if argv[:1] == ["__complete"]:
             from .commands import complete
             return complete.run(argv[1:])
+        text = _prerendered_help(argv)
+        if text is not None:
+            return _write_help(text)
+        from . import cli, output
         try:
             invocation = cli.parse(argv)
         except cli.HelpRequested as shown:
@@ -50,9 +73,11 @@ def main(argv=None):
         _end_on_termination()
         return _command(invocation.command)(invocation)
     except AicrError as exc:
+        from . import output
         output.error(str(exc))
         return exc.exit_code
     except KeyboardInterrupt:
+        from . import output
         output.error("interrupted")
         return EXIT_INTERRUPTED
     except BrokenPipeError:
@@ -60,10 +85,25 @@ def main(argv=None):
         return 1
     except Exception as exc:  # a bug: one line, no traceback, no message text (it could hold anything)
         import traceback
+        from . import output
         frame = traceback.extract_tb(exc.__traceback__)[-1] if exc.__traceback__ else None
         where = " at %s:%d" % (os.path.basename(frame.filename), frame.lineno) if frame else ""
         output.error("internal error: %s%s; please report it" % (type(exc).__name__, where))
         return EXIT_INTERNAL
+
+
+def _write_help(text):
+    """Write pre-rendered help (trusted text) as output.write_lines would, without loading its escaping."""
+    if sys.stdout is None:
+        raise AicrError("cannot write the output: standard output is closed")
+    try:
+        sys.stdout.write(text.rstrip("\n") + "\n")
+        sys.stdout.flush()
+    except BrokenPipeError:
+        raise
+    except (OSError, ValueError) as exc:
+        raise AicrError("cannot write the output: %s" % (getattr(exc, "strerror", None) or exc)) from None
+    return 0
 
 
 def _end_on_termination():
