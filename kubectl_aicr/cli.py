@@ -144,8 +144,9 @@ def _epilog():
     return "See 'kubectl aicr help COMMAND' for one command's help."
 
 
-def build_parser():
-    """Return the top-level argparse parser, with one subparser per command."""
+def build_parser(only=None):
+    """Return the top-level argparse parser, with one subparser per command (only for ``only`` when given:
+    parsing one command's line needs no other, and each subparser costs start-up time)."""
     parser = _Parser(
         prog=PROG, allow_abbrev=False,
         usage="%(prog)s COMMAND ROLLOUT [flags]\n       %(prog)s reproduce [PLAN] [flags]\n"
@@ -160,6 +161,8 @@ def build_parser():
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser,
                                        help=argparse.SUPPRESS)
     for name, (operand, required, summary, description) in COMMANDS.items():
+        if only is not None and name != only:
+            continue
         sub = subparsers.add_parser(name, description=textwrap.fill(description or summary, 79),
                                     formatter_class=_Formatter,
                                     allow_abbrev=False, prog="%s %s" % (PROG, name),
@@ -232,13 +235,22 @@ def _join_flag_values(argv):
     return joined
 
 
+def _command_word(argv):
+    """The command ``argv`` names (its first word that is not a flag, as argparse takes it), or None when
+    that is not a plain command (``help``, unknown, absent): then every subparser is built."""
+    for word in _join_flag_values(argv):
+        if not word.startswith("-"):
+            return word if word in COMMANDS and word != "help" else None
+    return None
+
+
 def parse(argv):
     """Parse ``argv`` (without the program name) into an :class:`Invocation`.
 
     Raises :class:`UsageError` for a bad command line and :class:`HelpRequested`
     (carrying the text) for ``-h``, ``--help``, ``help [COMMAND]`` or no arguments.
     """
-    parser = build_parser()
+    parser = build_parser(_command_word(argv))
     if not argv:
         raise HelpRequested(parser.format_help())
     if "--" in argv:

@@ -224,3 +224,26 @@ def test_no_reexec_without_such_variables(plugin, tmp_path):
     result = subprocess.run([python, "-s", "-c", script, plugin], env=_environ(home, PYTHONDONTWRITEBYTECODE="1"),
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True, timeout=60)
     assert result.returncode == 0 and result.stdout.startswith("kubectl-aicr "), result.stderr
+
+
+ARGVS = [["describe", "r"], ["--context", "c", "approve", "r", "--reason", "x"], ["describe"], ["describe", "R!"],
+         ["describe", "r", "extra"], ["revoke", "r", "--bogus"], ["--kubeconfig=k", "reproduce", "--dir", "d"],
+         ["acknowledge", "r", "--reason", "-x"], ["version", "x"], ["--bogus", "v", "describe", "r"],
+         ["describe", "r", "--expires", "--help"], ["describe", "r", "--version"], ["describe", "r", "-h"],
+         ["bogus"], ["describ", "r"], ["help", "describe"], ["--context", "describe", "approve", "r"],
+         ["describe", "--context", "approve", "r"], ["reproduce", "sha256:ab", "--dir="], ["approve", "r", "--reason="]]
+
+
+@pytest.mark.parametrize("argv", ARGVS)
+def test_parsing_with_only_the_commands_subparser_is_parsing_with_all(argv, monkeypatch):
+    from kubectl_aicr import cli
+    from kubectl_aicr.errors import UsageError
+
+    def outcome():
+        try:
+            return ("ok", cli.parse(list(argv)))
+        except (UsageError, cli.HelpRequested) as exc:
+            return (type(exc).__name__, str(exc))
+    subset = outcome()
+    monkeypatch.setattr(cli, "_command_word", lambda argv: None)
+    assert subset == outcome()
