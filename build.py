@@ -20,8 +20,9 @@ of the running interpreter's magic number (importlib.util.MAGIC_NUMBER) first on
 sys.path; any other version runs from the source. A version with no interpreter at
 build time is named on the build's output and runs from source.
 
-It is reproducible: entries in sorted order, fixed timestamps (1980-01-01, the zip
-epoch), fixed permissions, and unchecked hash-based pycs (PEP 552: no timestamps),
+``__main__.py`` and the bytecode are stored uncompressed (a start never loads zlib; the file is
+about 2 MB), the source deflated. It is reproducible: entries in sorted order, fixed timestamps
+(1980-01-01, the zip epoch), fixed permissions, and unchecked hash-based pycs (PEP 552: no timestamps),
 compiled with PYTHONHASHSEED=0; so the same source and interpreters give the same bytes.
 
 Why not shiv: a shiv file unpacks itself into ~/.shiv at first run, which fails
@@ -72,12 +73,12 @@ def package_files():
     return sorted(found)
 
 
-def _entry(zf, name, data):
+def _entry(zf, name, data, compress=True):
     info = zipfile.ZipInfo(name, date_time=ZIP_EPOCH)
-    info.compress_type = zipfile.ZIP_DEFLATED
+    info.compress_type = zipfile.ZIP_DEFLATED if compress else zipfile.ZIP_STORED
     info.external_attr = 0o100644 << 16
     info.create_system = 3  # Unix, whatever the build machine
-    zf.writestr(info, data, compresslevel=9)
+    zf.writestr(info, data, compresslevel=9 if compress else None)
 
 
 # Run by each target interpreter (-s -S, PYTHONHASHSEED=0, no other environment): reads
@@ -158,13 +159,14 @@ def archive_bytes(compiled=None):
         # The archive's own __main__ is the package's: written for Python 2.7 to parse,
         # so that old interpreters print one clear line instead of a SyntaxError.
         with open(os.path.join(ROOT, PACKAGE, "__main__.py"), "rb") as handle:
-            _entry(zf, "__main__.py", handle.read())
+            _entry(zf, "__main__.py", handle.read(), compress=False)
         for name, path in package_files():
             with open(path, "rb") as handle:
                 _entry(zf, name, handle.read())
         for magic in sorted(compiled or {}):
             for name, data in sorted(compiled[magic][1].items()):
-                _entry(zf, "pyc/%s/%s" % (magic, name), data)
+                # Stored, not deflated: a start with this version's bytecode never loads zlib nor inflates.
+                _entry(zf, "pyc/%s/%s" % (magic, name), data, compress=False)
     return buffer.getvalue()
 
 
