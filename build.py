@@ -13,9 +13,19 @@ installed, including LICENSE, and caveats: Python 3.8+, and how to link the comp
 helper, since krew puts only its bin folder on PATH).
 
 The archive is made with the standard library (zipfile, then zipapp, which adds
-the ``#!/usr/bin/env python3`` line and the executable bit). It is reproducible:
-entries in sorted order, fixed timestamps (1980-01-01, the zip epoch), fixed
-permissions, no bytecode, so the same source gives the same bytes.
+the ``#!/usr/bin/env python3`` line and the executable bit). It holds the source
+(``kubectl_aicr/*.py``) and, for every supported CPython found at build time
+(3.8 to 3.13 under ``$(pyenv root)/versions``), the package's bytecode under
+``pyc/<magic number in hex>/``, with that version's help texts pre-rendered by its
+argparse (``kubectl_aicr/_prerendered``). At start-up ``__main__.py`` puts the folder
+of the running interpreter's magic number (importlib.util.MAGIC_NUMBER) first on
+sys.path; any other version runs from the source. A version with no interpreter at
+build time is named on the build's output and runs from source.
+
+``__main__.py`` and the bytecode are stored uncompressed (a start never loads zlib; the file is
+about 2 MB), the source deflated. It is reproducible: entries in sorted order, fixed timestamps
+(1980-01-01, the zip epoch), fixed permissions, and unchecked hash-based pycs (PEP 552: no timestamps),
+compiled with PYTHONHASHSEED=0; so the same source and interpreters give the same bytes.
 
 Why not shiv: a shiv file unpacks itself into ~/.shiv at first run, which fails
 where HOME is read-only or unset (bastion hosts, CI sandboxes); the plugin has
@@ -23,11 +33,15 @@ no third-party runtime packages, so shiv would add nothing but that failure.
 """
 
 import argparse
+import base64
+import glob
 import gzip
 import hashlib
 import io
+import json
 import os
 import re
+import subprocess
 import sys
 import tarfile
 import zipapp
@@ -37,6 +51,8 @@ ROOT = os.path.dirname(os.path.abspath(__file__))
 PACKAGE = "kubectl_aicr"
 INTERPRETER = "/usr/bin/env python3"
 ZIP_EPOCH = (1980, 1, 1, 0, 0, 0)
+SUPPORTED = ((3, 8), (3, 9), (3, 10), (3, 11), (3, 12), (3, 13))  # CPython versions shipped as bytecode
+PRERENDERED = "kubectl_aicr/_prerendered.py"  # generated per version: its argparse's help texts
 PLATFORMS = (("linux", "amd64"), ("linux", "arm64"), ("darwin", "amd64"), ("darwin", "arm64"))
 RELEASE_URL = "https://github.com/NVIDIA/aicr/releases/download/v{version}/{name}"
 COMPLETION = "kubectl_complete-aicr"
@@ -60,33 +76,114 @@ def package_files():
     return sorted(found)
 
 
-def _entry(zf, name, data):
+def _entry(zf, name, data, compress=True):
     info = zipfile.ZipInfo(name, date_time=ZIP_EPOCH)
-    info.compress_type = zipfile.ZIP_DEFLATED
+    info.compress_type = zipfile.ZIP_DEFLATED if compress else zipfile.ZIP_STORED
     info.external_attr = 0o100644 << 16
     info.create_system = 3  # Unix, whatever the build machine
-    zf.writestr(info, data, compresslevel=9)
+    zf.writestr(info, data, compresslevel=9 if compress else None)
 
 
-def archive_bytes():
-    """The zip archive (without the interpreter line), as bytes."""
+# Run by each target interpreter (-s -S, PYTHONHASHSEED=0, no other environment): reads
+# {"root": ..., "files": [[name, base64 source], ...]} on stdin, writes {"magic", "version",
+# "pycs": {name: base64 pyc}} on stdout. A pyc is PEP 552's unchecked hash-based form: magic,
+# flags 0b01, the source's siphash, then marshal data: no timestamp, so reproducible.
+_COMPILER = r"""
+import sys
+sys.path[:] = [p for p in sys.path if p]
+sys.dont_write_bytecode = True
+import base64, importlib.util, json, marshal
+request = json.load(sys.stdin)
+sys.path.insert(0, request["root"])
+from kubectl_aicr import cli
+files = [(name, base64.b64decode(text)) for name, text in request["files"]]
+files.append((request["prerendered"], cli.prerendered_source().encode("utf-8")))
+pycs = {}
+for name, source in sorted(files):
+    code = compile(source, name, "exec", dont_inherit=True, optimize=0)
+    data = (importlib.util.MAGIC_NUMBER + (1).to_bytes(4, "little") + importlib.util.source_hash(source)
+            + marshal.dumps(code))
+    pycs[name[:-3] + ".pyc"] = base64.b64encode(data).decode("ascii")
+json.dump({"magic": importlib.util.MAGIC_NUMBER.hex(), "version": "%d.%d.%d" % sys.version_info[:3],
+           "pycs": pycs}, sys.stdout)
+"""
+
+
+def pyenv_root():
+    """$PYENV_ROOT, else what `pyenv root` prints, else ~/.pyenv."""
+    if os.environ.get("PYENV_ROOT"):
+        return os.environ["PYENV_ROOT"]
+    try:
+        return subprocess.run(["pyenv", "root"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                              universal_newlines=True, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return os.path.expanduser("~/.pyenv")
+
+
+def interpreters(versions=SUPPORTED, root=None):
+    """{(major, minor): python path or None}: the newest X.Y.Z under $(pyenv root)/versions for each version."""
+    folder = os.path.join(root or pyenv_root(), "versions")
+    found = {}
+    for version in versions:
+        best = None
+        for path in glob.glob(os.path.join(folder, "%d.%d.*" % version)):
+            match = re.match(r"^\d+\.\d+\.(\d+)$", os.path.basename(path))
+            python = os.path.join(path, "bin", "python")
+            if match and os.access(python, os.X_OK) and (best is None or int(match.group(1)) > best[0]):
+                best = (int(match.group(1)), python)
+        found[version] = best[1] if best else None
+    return found
+
+
+def compile_for(pythons):
+    """{magic hex: (version, {archive name: pyc bytes})} from each interpreter in ``pythons``, run side by side."""
+    request = json.dumps({"root": ROOT, "prerendered": PRERENDERED, "files": [
+        (name, base64.b64encode(open(path, "rb").read()).decode("ascii")) for name, path in package_files()]})
+    running = []
+    for python in pythons:
+        process = subprocess.Popen([python, "-s", "-S", "-c", _COMPILER], stdin=subprocess.PIPE,
+                                   stdout=subprocess.PIPE, env={"PYTHONHASHSEED": "0"}, cwd=ROOT)
+        running.append((python, process))
+    compiled = {}
+    for python, process in running:
+        out, _ = process.communicate(request.encode("ascii"))
+        if process.returncode != 0:
+            raise SystemExit("build.py: compiling with %s failed (exit %d)" % (python, process.returncode))
+        answer = json.loads(out)
+        compiled[answer["magic"]] = (answer["version"], {
+            name: base64.b64decode(data) for name, data in answer["pycs"].items()})
+    return compiled
+
+
+def archive_bytes(compiled=None):
+    """The zip archive (without the interpreter line), as bytes; ``compiled`` as compile_for returns it."""
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w") as zf:
         # The archive's own __main__ is the package's: written for Python 2.7 to parse,
         # so that old interpreters print one clear line instead of a SyntaxError.
         with open(os.path.join(ROOT, PACKAGE, "__main__.py"), "rb") as handle:
-            _entry(zf, "__main__.py", handle.read())
+            _entry(zf, "__main__.py", handle.read(), compress=False)
         for name, path in package_files():
             with open(path, "rb") as handle:
                 _entry(zf, name, handle.read())
+        for magic in sorted(compiled or {}):
+            for name, data in sorted(compiled[magic][1].items()):
+                # Stored, not deflated: a start with this version's bytecode never loads zlib nor inflates.
+                _entry(zf, "pyc/%s/%s" % (magic, name), data, compress=False)
     return buffer.getvalue()
 
 
-def build(output):
-    """Write the executable zipapp to ``output`` atomically; return its size in bytes."""
+def build(output, versions=SUPPORTED, say=print):
+    """Write the executable zipapp to ``output`` atomically, with bytecode for ``versions``; return its size."""
     os.makedirs(os.path.dirname(os.path.abspath(output)), exist_ok=True)
+    found = interpreters(versions)
+    for version, python in sorted(found.items()):
+        if python is None:
+            say("note: no Python %d.%d under %s/versions: that version will run from source (slower start)"
+                % (version + (pyenv_root(),)))
+    compiled = compile_for([python for _, python in sorted(found.items()) if python])
     temporary = "%s.%d.tmp" % (output, os.getpid())
-    zipapp.create_archive(io.BytesIO(archive_bytes()), temporary, interpreter=INTERPRETER)
+    zipapp.create_archive(io.BytesIO(archive_bytes(compiled)), temporary, interpreter=INTERPRETER)
     os.chmod(temporary, 0o755)
     os.replace(temporary, output)
     return os.path.getsize(output)
@@ -199,14 +296,19 @@ def main(argv=None):
     parser.add_argument("--release", action="store_true", help="write every release file and the krew manifest")
     parser.add_argument("--dist", default=os.path.join(ROOT, "dist"))
     parser.add_argument("--manifest", default=os.path.join(ROOT, "plugins", "aicr.yaml"))
+    parser.add_argument("--pythons", metavar="X.Y,...",
+                        help="bytecode for these versions only (default: %s; '' for none)"
+                             % ",".join("%d.%d" % v for v in SUPPORTED))
     args = parser.parse_args(argv)
+    versions = SUPPORTED if args.pythons is None else tuple(
+        tuple(int(p) for p in v.split(".")) for v in args.pythons.split(",") if v)
     if args.release:
         os.makedirs(args.dist, exist_ok=True)
         for name in release(args.dist, args.manifest):
             print("released %s" % os.path.join(os.path.relpath(args.dist), name))
         print("wrote %s" % os.path.relpath(args.manifest))
         return 0
-    size = build(args.output)
+    size = build(args.output, versions)
     print("built %s (%d bytes)" % (os.path.relpath(args.output), size))
     return 0
 

@@ -41,10 +41,13 @@ def _median_seconds(command, env=None, repeat=REPEAT):
 
 
 def _python_env():
-    """PATH with the real interpreter first, so the file's `env python3` line skips any pyenv shim."""
-    folder = tempfile.mkdtemp(prefix="aicr-bench-")
-    os.symlink(os.path.join(sys.base_prefix, "bin", "python3"), os.path.join(folder, "python3"))
-    return dict(os.environ, PATH=folder + os.pathsep + os.environ.get("PATH", ""))
+    """PATH with a clean venv of the real interpreter first, so the file's `env python3` line skips any pyenv
+    shim and the base interpreter's site-packages .pth files (a user's python3 has none of this machine's)."""
+    folder = os.path.join(tempfile.mkdtemp(prefix="aicr-bench-"), "venv")
+    subprocess.run([os.path.join(sys.base_prefix, "bin", "python3"), "-m", "venv", "--without-pip", folder],
+                   check=True)
+    environ = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
+    return dict(environ, PATH=os.path.join(folder, "bin") + os.pathsep + os.environ.get("PATH", ""))
 
 
 def cold_start():

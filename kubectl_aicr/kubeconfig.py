@@ -38,6 +38,7 @@ import binascii
 import os
 import re
 import stat
+from collections.abc import Mapping
 from typing import Dict, List, NamedTuple, Optional, Tuple
 
 from . import blockyaml, validation
@@ -188,7 +189,7 @@ def load(explicit=None, environ=None):
     or malformed file (with file, line and column), or a name used twice in one file.
     """
     paths, is_explicit = kubeconfig_paths(explicit, environ)
-    clusters, users, contexts, current, files = {}, {}, {}, "", []
+    clusters, users, contexts, current, files = _Records(), _Records(), {}, "", []
     for path in paths:
         text = read_file_text(path)
         if text is None:
@@ -196,9 +197,10 @@ def load(explicit=None, environ=None):
                 raise ConfigError("kubeconfig %s does not exist" % path)
             continue
         one = parse_document(read_document(text, path), path)
-        for merged, new in ((clusters, one.clusters), (users, one.users), (contexts, one.contexts)):
-            for name, entry in new.items():
-                merged.setdefault(name, entry)
+        clusters.merge(one.clusters)
+        users.merge(one.users)
+        for name, entry in one.contexts.items():
+            contexts.setdefault(name, entry)
         current = current or one.current_context
         files.append(path)
     return Config(clusters, users, contexts, current, files)
@@ -356,17 +358,93 @@ def _named_entries(document, section, path):
 def parse_document(document, path):
     """Turn one parsed kubeconfig document (dict or None) into a :class:`Config` (paths made absolute)."""
     if document is None:
-        return Config({}, {}, {}, "", [path])
+        return Config(_Records(), _Records(), {}, "", [path])
     top = _Fields(document, "kubeconfig %s" % path)
     _check_kind(top, path)
     _check_unread_fields(top)
     folder = os.path.dirname(os.path.abspath(path))
-    clusters = {name: _cluster(name, body, path, folder) for name, body in _named_entries(top, "clusters", path)}
-    users = {name: _user(name, body, path, folder) for name, body in _named_entries(top, "users", path)}
+    clusters, users = _Records(), _Records()
+    for name, body in _named_entries(top, "clusters", path):
+        clusters.add(name, _cluster, body, path, folder, _plain(body, _CLUSTER_STRINGS, _CLUSTER_DATA))
+    for name, body in _named_entries(top, "users", path):
+        users.add(name, _user, body, path, folder, _plain(body, _USER_STRINGS, _USER_DATA))
     contexts = {name: Context(name, body.string("cluster") or "", body.string("user") or "",
                               body.string("namespace"), path)
                 for name, body in _named_entries(top, "contexts", path)}
     return Config(clusters, users, contexts, top.string("current-context") or "", [path])
+
+
+# Only the selected context's cluster and user need records; every entry is still checked as kubectl
+# decodes the whole file. An entry whose every field is a plain string (or boolean), and whose *-data
+# fields are valid base64, cannot fail in _cluster/_user: its record is built when first asked for.
+# Anything else (exec, extensions, a wrong type, bad base64, a key not listed) is built at once, so its
+# error comes in file order, as before. Keep these lists to fields _cluster/_user cannot refuse.
+_CLUSTER_STRINGS = {"server": str, "certificate-authority": str, "tls-server-name": str, "proxy-url": str,
+                    "insecure-skip-tls-verify": bool}
+_CLUSTER_DATA = ("certificate-authority-data",)
+_USER_STRINGS = {"token": str, "tokenFile": str, "username": str, "password": str, "client-certificate": str,
+                 "client-key": str, "as": str, "as-uid": str}
+_USER_DATA = ("client-certificate-data", "client-key-data")
+
+
+def _plain(body, strings, data):
+    """True when building ``body``'s record cannot raise (see above)."""
+    for key, value in body.body.items():
+        if value is None:
+            continue
+        expected = strings.get(key)
+        if expected is not None:
+            if type(value) is not expected:
+                return False
+        elif key in data:
+            if type(value) is not str or "-----BEGIN" in value:
+                return False
+            try:
+                base64.b64decode(value.replace("\r", "").replace("\n", ""), validate=True)
+            except (binascii.Error, ValueError):
+                return False
+        else:
+            return False
+    return True
+
+
+class _Waiting(tuple):
+    """(build, body, path, folder) of a record not built yet."""
+
+
+class _Records(Mapping):
+    """name -> Cluster or User record, in file order, built on first access (entries whose building cannot
+    fail wait); the first entry under a name wins, as kubeconfig merging wants."""
+
+    def __init__(self):
+        self._entries = {}
+
+    def add(self, name, build, body, path, folder, defer):
+        if name not in self._entries:
+            self._entries[name] = _Waiting((build, body, path, folder)) if defer else build(name, body, path, folder)
+
+    def merge(self, other):
+        for name, entry in other._entries.items():
+            self._entries.setdefault(name, entry)
+
+    def __getitem__(self, name):
+        entry = self._entries[name]
+        if type(entry) is _Waiting:
+            build, body, path, folder = entry
+            entry = self._entries[name] = build(name, body, path, folder)
+        return entry
+
+    def __iter__(self):
+        return iter(self._entries)
+
+    def __len__(self):
+        return len(self._entries)
+
+    def __contains__(self, name):
+        return name in self._entries
+
+    def __repr__(self):
+        return repr(dict(self))
 
 
 def _check_kind(top, path):

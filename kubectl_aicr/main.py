@@ -10,7 +10,6 @@ report or recipe that does not match its recorded digest); 130 interrupted
 import os
 import sys
 
-from . import cli, output
 from .errors import AicrError
 
 EXIT_INTERNAL = 70
@@ -22,8 +21,44 @@ def _not_implemented(invocation):
 
 
 def _version(invocation):
+    from . import cli, output
     output.say(cli.version_text())
     return 0
+
+
+def _prerendered_help(argv):
+    """The help text for ``argv`` when it only asks for help (``[]``, ``--help``, ``help``, ``COMMAND --help``,
+    ``help COMMAND``) and the build pre-rendered it for this Python (kubectl_aicr._prerendered, made by
+    build.py from cli.help_texts()); else None, and cli parses as usual. Spares argparse on every Tab press."""
+    if argv in ([], ["-h"], ["--help"], ["help"]):
+        key = ""
+    elif len(argv) == 2 and argv[0] == "help" and argv[1] not in ("", "-h", "--help"):
+        key = argv[1]
+    elif len(argv) == 2 and argv[1] in ("-h", "--help") and argv[0] not in ("", "-h", "--help"):
+        key = argv[0]
+    else:
+        return None
+    try:
+        from ._prerendered import HELP, WIDTH
+    except ImportError:  # running from source: argparse renders it
+        return None
+    if max(min(_terminal_columns(), 100) - 1, 20) != WIDTH:  # cli.help_width: another width, argparse renders it
+        return None
+    return HELP.get(key)
+
+
+def _terminal_columns():
+    """``shutil.get_terminal_size().columns`` without importing shutil: COLUMNS, else stdout's terminal, else 80."""
+    try:
+        columns = int(os.environ.get("COLUMNS", ""))
+        if columns > 0:
+            return columns
+    except ValueError:
+        pass
+    try:
+        return os.get_terminal_size(sys.__stdout__.fileno()).columns or 80
+    except (AttributeError, ValueError, OSError):
+        return 80
 
 
 def _command(name):
@@ -45,7 +80,9 @@ def main(argv=None):
     try:
         return _main(sys.argv[1:] if argv is None else argv)
     finally:
-        output.flush_stdout()
+        output = sys.modules.get(__package__ + ".output")  # not loaded: only _write_help wrote, and flushed
+        if output is not None:
+            output.flush_stdout()
 
 
 def _main(argv):
@@ -53,6 +90,10 @@ def _main(argv):
         if argv[:1] == ["__complete"]:
             from .commands import complete
             return complete.run(argv[1:])
+        text = _prerendered_help(argv)
+        if text is not None:
+            return _write_help(text)
+        from . import cli, output
         try:
             invocation = cli.parse(argv)
         except cli.HelpRequested as shown:
@@ -62,22 +103,40 @@ def _main(argv):
         _end_on_termination()
         return _command(invocation.command)(invocation)
     except AicrError as exc:
+        from . import output
         output.error(str(exc))
         for hint in getattr(exc, "hints", ()):
             output.hint(hint)
         return exc.exit_code
     except KeyboardInterrupt:
+        from . import output
         output.error("interrupted")
         return EXIT_INTERRUPTED
     except BrokenPipeError:
+        from . import output
         output.silence_stdout()
         return 1
     except Exception as exc:  # a bug: one line, no traceback, no message text (it could hold anything)
         import traceback
+        from . import output
         frame = traceback.extract_tb(exc.__traceback__)[-1] if exc.__traceback__ else None
         where = " at %s:%d" % (os.path.basename(frame.filename), frame.lineno) if frame else ""
         output.error("internal error: %s%s; please report it" % (type(exc).__name__, where))
         return EXIT_INTERNAL
+
+
+def _write_help(text):
+    """Write pre-rendered help (trusted text) as output.write_lines would, without loading its escaping."""
+    if sys.stdout is None:
+        raise AicrError("cannot write the output: standard output is closed")
+    try:
+        sys.stdout.write(text.rstrip("\n") + "\n")
+        sys.stdout.flush()
+    except BrokenPipeError:
+        raise
+    except (OSError, ValueError) as exc:
+        raise AicrError("cannot write the output: %s" % (getattr(exc, "strerror", None) or exc)) from None
+    return 0
 
 
 def _end_on_termination():

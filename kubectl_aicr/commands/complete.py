@@ -12,7 +12,10 @@ command can act on, decided as ``list`` shows them (issue 16). Asking the cluste
 failure there quietly gives no candidates: completion never prints an error.
 """
 
-from .. import cli, kubeconfig, objects, output, session, transport
+from .. import cli, output
+
+# kubeconfig, objects, session and transport (ssl, http.client) load only when a candidate needs them:
+# completing a command or a flag name, on every Tab press, loads none of them.
 
 NO_FILE = 4
 DEFAULT = 0
@@ -84,6 +87,7 @@ def _invocation(done):
 
 def _flag_values(flag, partial, done):
     if flag == "--context":
+        from .. import kubeconfig
         try:
             config = kubeconfig.load(_invocation(done).kubeconfig)
         except Exception:  # completion never prints an error
@@ -99,6 +103,7 @@ def _flag_values(flag, partial, done):
 
 
 def _from_cluster(done, partial, names_of):
+    from .. import session, transport
     invocation = _invocation(done)
     try:
         with session.connect(invocation, deadline=transport.Deadline(CLUSTER_SECONDS)) as client:
@@ -124,6 +129,7 @@ def _rollout_names(client, command):
 
 
 def _plan_names(client, invocation):
+    from .. import objects
     namespace = invocation.operator_namespace or cli.DEFAULT_OPERATOR_NAMESPACE
     listed = client.get(objects.configmap_path(namespace), query={"labelSelector": objects.PLAN_SELECTOR})
     names = []

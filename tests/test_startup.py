@@ -1,0 +1,252 @@
+"""Start-up of the built file: bytecode per CPython chosen by magic number, source for any other version,
+pre-rendered help equal to argparse's, and immunity to the user's Python environment (issues 13 and 15)."""
+
+import os
+import subprocess
+import sys
+import zipfile
+
+import pytest
+
+import build
+from tests.conftest import ROOT, base_env, plugin_command
+
+pytestmark = pytest.mark.e2e
+
+FOUND = build.interpreters()
+# Every supported version in the main run; under `make test-pythons` (AICR_TEST_PYTHON) only the one it tests.
+PYTHONS = [pytest.param(python, id="%d.%d" % version) if python else
+           pytest.param(None, id="%d.%d" % version, marks=pytest.mark.skip("no Python %d.%d" % version))
+           for version, python in sorted(FOUND.items())
+           if not os.environ.get("AICR_TEST_PYTHON") or (python and os.path.realpath(python) ==
+                                                         os.path.realpath(os.environ["AICR_TEST_PYTHON"]))]
+
+# Runs the built file as the interpreter does (runpy, the zip on sys.path), counting every compile() and
+# reporting, at exit, the file of every kubectl_aicr module loaded.
+PROBE = r"""
+import atexit, builtins, runpy, sys
+plugin = sys.argv[1]
+compiled = []
+real_compile = builtins.compile
+def counting_compile(source, filename, *args, **kwargs):
+    compiled.append(str(filename))
+    return real_compile(source, filename, *args, **kwargs)
+builtins.compile = counting_compile
+def report():
+    files = sorted(set(getattr(m, "__file__", None) or "?" for n, m in list(sys.modules.items())
+                       if n == "kubectl_aicr" or n.startswith("kubectl_aicr.")))
+    sys.stderr.write("FILES %r\nCOMPILED %r\n" % (files, compiled))
+atexit.register(report)
+sys.argv = [plugin] + sys.argv[2:]
+runpy.run_path(plugin, run_name="__main__")
+"""
+
+
+def probe(python, plugin, *args, env=None):
+    """(result, module files, compiled file names) of running ``plugin args`` under ``python``."""
+    result = subprocess.run([python, "-c", PROBE, plugin] + list(args), stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, universal_newlines=True, env=env or base_env(ROOT), timeout=60)
+    report = dict(line.split(" ", 1) for line in result.stderr.splitlines() if line.startswith(("FILES", "COMPILED")))
+    return result, eval(report["FILES"]), eval(report["COMPILED"])
+
+
+def magic(python):
+    return subprocess.run([python, "-c", "import importlib.util; print(importlib.util.MAGIC_NUMBER.hex())"],
+                          stdout=subprocess.PIPE, universal_newlines=True, check=True).stdout.strip()
+
+
+@pytest.mark.parametrize("python", PYTHONS)
+def test_each_supported_python_runs_its_own_bytecode(plugin, python, api_server, kubeconfig_for):
+    folder = "%s/pyc/%s/kubectl_aicr/" % (plugin, magic(python))
+    for args in (["describe", api_server.fixture_name("awaiting-approval"), "--kubeconfig", kubeconfig_for()],
+                 ["approve", "--help"], ["version"]):
+        result, files, compiled = probe(python, plugin, *args)
+        assert result.returncode == 0, result.stderr
+        assert files and all(f.startswith(folder) and f.endswith(".pyc") for f in files), files
+        assert [c for c in compiled if "kubectl_aicr" in c] == [], compiled  # nothing of the package compiled
+        assert [c for c in compiled if not c.endswith("__main__.py")] == [], compiled
+
+
+def test_the_file_holds_unchecked_hash_pycs_for_every_version_found(plugin):
+    with zipfile.ZipFile(plugin) as archive:
+        names = set(archive.namelist())
+        for version, python in FOUND.items():
+            if python:
+                data = archive.read("pyc/%s/kubectl_aicr/main.pyc" % magic(python))
+                assert data[4:8] == b"\x01\x00\x00\x00"  # PEP 552: hash-based, unchecked (no timestamp)
+    assert "__main__.py" in names and "kubectl_aicr/main.py" in names  # the source, for any other version
+
+
+def test_an_unknown_python_runs_from_source_and_the_build_says_so(tmp_path, api_server, kubeconfig_for):
+    this = "%d.%d" % sys.version_info[:2]
+    other = [v for v, p in sorted(FOUND.items()) if p and v != sys.version_info[:2]]
+    if not other:
+        pytest.skip("no second CPython under pyenv")
+    pyenv = tmp_path / "pyenv"
+    (pyenv / "versions").mkdir(parents=True)
+    os.symlink(os.path.dirname(os.path.dirname(FOUND[other[0]])), str(pyenv / "versions" / ("%d.%d.0" % other[0])))
+    output = str(tmp_path / "kubectl-aicr")
+    built = subprocess.run([sys.executable, os.path.join(ROOT, "build.py"), "--output", output],
+                           env=dict(os.environ, PYENV_ROOT=str(pyenv)), stdout=subprocess.PIPE,
+                           universal_newlines=True, check=True).stdout
+    assert "note: no Python %s under %s/versions: that version will run from source" % (this, pyenv) in built
+    result, files, compiled = probe(sys.executable, output, "describe", api_server.fixture_name("awaiting-approval"),
+                                    "--kubeconfig", kubeconfig_for())
+    assert result.returncode == 0, result.stderr
+    assert "Phase:" in result.stdout and "AwaitingApproval" in result.stdout
+    assert files and all(f.startswith(output + "/kubectl_aicr/") and f.endswith(".py") for f in files), files
+    assert output + "/kubectl_aicr/main.py" in compiled
+    with zipfile.ZipFile(output) as archive:
+        assert not [n for n in archive.namelist() if n.startswith("pyc/") and magic(sys.executable) in n]
+
+
+HELP_FORMS = [[], ["-h"], ["--help"], ["help"], ["describe", "--help"], ["approve", "-h"], ["help", "revoke"],
+              ["help", "reproduce"], ["acknowledge", "--help"], ["version", "--help"], ["help", "help"]]
+ARGPARSE = r"""
+import sys
+sys.path.insert(0, sys.argv[1])
+from kubectl_aicr import cli
+try:
+    cli.parse(sys.argv[2:])
+except cli.HelpRequested as shown:
+    sys.stdout.write(shown.text.rstrip("\n") + "\n")
+"""
+
+
+@pytest.mark.parametrize("python", PYTHONS)
+def test_prerendered_help_is_what_argparse_prints(plugin, python):
+    for argv in HELP_FORMS:
+        result, files, _ = probe(python, plugin, *argv)
+        assert result.returncode == 0 and "usage: kubectl aicr" in result.stdout
+        assert not any(f.endswith("/cli.pyc") for f in files), "help loaded cli (argparse): %r" % files
+        expected = subprocess.run([python, "-S", "-c", ARGPARSE, ROOT] + argv, stdout=subprocess.PIPE,
+                                  universal_newlines=True, check=True, env=dict(base_env(ROOT), COLUMNS="200"))
+        assert result.stdout == expected.stdout, argv
+
+
+def test_completing_a_command_loads_no_transport(plugin):
+    result, files, _ = probe(sys.executable, plugin, "__complete", "de")
+    assert result.stdout == "describe\n:4\n"
+    assert not any(f.endswith(("/transport.pyc", "/kubeconfig.pyc", "/session.pyc")) for f in files), files
+
+
+def _interpreter():
+    """The interpreter that runs the built file in these tests (AICR_TEST_PYTHON, else this one)."""
+    return os.environ.get("AICR_TEST_PYTHON") or os.path.join(sys.base_prefix, "bin", "python3")
+
+
+@pytest.fixture
+def hostile(tmp_path):
+    """A folder of modules named like the standard library's, a sitecustomize and a user site-packages folder
+    (under ``home``) with a usercustomize, each noting in ``noted`` that it ran, and every header it saw sent."""
+    folder = tmp_path / "hostile"
+    folder.mkdir()
+    noted = tmp_path / "noted"
+    spy = "open(%r, 'a').write('%%s ran\\n' %% __name__)\n" % str(noted)
+    wrap = ("import builtins, sys\n_import = builtins.__import__\n"  # patches http.client once anything loads it
+            "def _spy(*args, **kwargs):\n"
+            "    module = _import(*args, **kwargs)\n"
+            "    client = sys.modules.get('http.client')\n"
+            "    if hasattr(client, 'HTTPConnection') and not getattr(client, 'spied', False):\n"
+            "        client.spied, put = True, client.HTTPConnection.putheader\n"
+            "        def putheader(self, name, *values):\n"
+            "            open(%r, 'a').write('header %%s %%r\\n' %% (name, values))\n"
+            "            return put(self, name, *values)\n"
+            "        client.HTTPConnection.putheader = putheader\n"
+            "    return module\n"
+            "builtins.__import__ = _spy\n" % str(noted))
+    for name in ("json", "ssl", "base64", "hashlib", "socket", "argparse"):
+        (folder / ("%s.py" % name)).write_text(spy + "raise ImportError('hijacked %s')\n" % name)
+    (folder / "sitecustomize.py").write_text(spy + wrap + "print('SITECUSTOMIZE SAYS HELLO')\n")
+    (folder / "startup.py").write_text(spy + "print('STARTUP SAYS HELLO')\n")
+    home = tmp_path / "home"
+    version = subprocess.run([_interpreter(), "-c", "import sys; print('%d.%d' % sys.version_info[:2])"],
+                             stdout=subprocess.PIPE, universal_newlines=True, check=True).stdout.strip()
+    user_site = home / ".local" / "lib" / ("python" + version) / "site-packages"
+    user_site.mkdir(parents=True)
+    (user_site / "usercustomize.py").write_text(spy + wrap + "print('USERCUSTOMIZE SAYS HELLO')\n")
+    return folder, noted, home
+
+
+def _environ(home, **extra):
+    """base_env, with PATH's python3 a link outside .venv (next to a pyvenv.cfg it would run as the venv, whose
+    user site-packages are off)."""
+    env = base_env(home)
+    folder = os.path.join(str(home), "bin")
+    if not os.path.isdir(folder):
+        os.makedirs(folder)
+        os.symlink(os.path.realpath(os.path.join(sys.base_prefix, "bin", "python3")), os.path.join(folder, "python3"))
+    env["PATH"] = folder + os.pathsep + env["PATH"]
+    env.update(extra)
+    return env
+
+
+# The *customize modules run once, in the interpreter's own start, before the file has control (no file can
+# stop that under `#!/usr/bin/env python3`); the file then runs itself again isolated (exec: same process), so
+# none of them sees a request, and what they printed to a pipe is dropped with that first process's buffers.
+@pytest.mark.parametrize("variables", [
+    {"PYTHONPATH": "{hostile}"},
+    {"PYTHONPATH": "{hostile}", "PYTHONSTARTUP": "{hostile}/startup.py", "PYTHONINSPECT": "1"},
+    {"PYTHONHOME": "{prefix}"},
+    {"PYTHONUSERBASE": "{home}/.local", "PYTHONWARNINGS": "error"},
+    {},  # only the user site-packages folder (in HOME) and the current folder
+], ids=["pythonpath", "startup-inspect", "pythonhome", "userbase", "user-site-and-cwd"])
+def test_the_users_python_environment_cannot_change_the_plugin(plugin, api_server, kubeconfig_for, hostile,
+                                                               variables):
+    folder, noted, home = hostile
+    prefix = os.path.dirname(os.path.dirname(os.path.realpath(_interpreter())))
+    env = _environ(home, **{k: v.format(hostile=folder, home=home, prefix=prefix) for k, v in variables.items()})
+    kubeconfig = kubeconfig_for()
+    rollout = api_server.fixture_name("awaiting-approval")
+    result = subprocess.run(plugin_command(plugin) + ["describe", rollout, "--kubeconfig", kubeconfig], env=env,
+                            cwd=str(folder), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            stdin=subprocess.DEVNULL, universal_newlines=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith("Name:") and "AwaitingApproval" in result.stdout
+    assert "HELLO" not in result.stdout + result.stderr and ">>>" not in result.stdout + result.stderr
+    ran = noted.read_text().splitlines() if noted.exists() else []
+    assert not [line for line in ran if line.startswith("header")]  # no user module saw a request or the token
+    assert not [line for line in ran if line.split()[0] in ("json", "ssl", "base64", "hashlib", "socket")]
+    assert all(ran.count(line) == 1 for line in ran), ran  # a *customize ran in the first start only
+
+
+def test_an_error_keeps_its_exit_status_under_pythoninspect(run, hostile):
+    folder, _, home = hostile
+    result = run("describe", "x", "--kubeconfig", str(home / "missing"), env={"PYTHONINSPECT": "1"})
+    assert result.returncode == 1 and result.stderr.startswith("error: ")
+    assert ">>>" not in result.stdout + result.stderr
+
+
+def test_no_reexec_without_such_variables(plugin, tmp_path):
+    """The common case pays nothing: with a clean environment the first interpreter runs the plugin."""
+    home = tmp_path / "home"
+    home.mkdir()
+    script = "import os, sys; sys.argv = [sys.argv[1], 'version']; os.execv = None; import runpy; " \
+             "runpy.run_path(sys.argv[0], run_name='__main__')"
+    python = plugin_command(plugin)[0] if len(plugin_command(plugin)) > 1 else sys.executable
+    result = subprocess.run([python, "-s", "-c", script, plugin], env=_environ(home, PYTHONDONTWRITEBYTECODE="1"),
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True, timeout=60)
+    assert result.returncode == 0 and result.stdout.startswith("kubectl-aicr "), result.stderr
+
+
+ARGVS = [["describe", "r"], ["--context", "c", "approve", "r", "--reason", "x"], ["describe"], ["describe", "R!"],
+         ["describe", "r", "extra"], ["revoke", "r", "--bogus"], ["--kubeconfig=k", "reproduce", "--dir", "d"],
+         ["acknowledge", "r", "--reason", "-x"], ["version", "x"], ["--bogus", "v", "describe", "r"],
+         ["describe", "r", "--expires", "--help"], ["describe", "r", "--version"], ["describe", "r", "-h"],
+         ["bogus"], ["describ", "r"], ["help", "describe"], ["--context", "describe", "approve", "r"],
+         ["describe", "--context", "approve", "r"], ["reproduce", "sha256:ab", "--dir="], ["approve", "r", "--reason="]]
+
+
+@pytest.mark.parametrize("argv", ARGVS)
+def test_parsing_with_only_the_commands_subparser_is_parsing_with_all(argv, monkeypatch):
+    from kubectl_aicr import cli
+    from kubectl_aicr.errors import UsageError
+
+    def outcome():
+        try:
+            return ("ok", cli.parse(list(argv)))
+        except (UsageError, cli.HelpRequested) as exc:
+            return (type(exc).__name__, str(exc))
+    subset = outcome()
+    monkeypatch.setattr(cli, "_command_word", lambda argv: None)
+    assert subset == outcome()
