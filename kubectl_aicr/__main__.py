@@ -17,8 +17,10 @@ if sys.version_info < (3, 8):
 import os  # noqa: E402 (loaded by the interpreter's start-up already)
 
 # Variables that neither run code, nor add a folder to sys.path, nor print (Docker images set the first two).
+# PYTHONIOENCODING and PYTHONUTF8 only choose the terminal's encoding; an isolated run keeps them
+# (_keep_stream_encoding, -X utf8).
 _HARMLESS = ("PYTHONUNBUFFERED", "PYTHONDONTWRITEBYTECODE", "PYTHONHASHSEED", "PYTHONNOUSERSITE", "PYTHONSAFEPATH",
-             "PYTHONPYCACHEPREFIX")
+             "PYTHONPYCACHEPREFIX", "PYTHONIOENCODING", "PYTHONUTF8")
 
 
 def _environment_reasons():
@@ -35,15 +37,31 @@ def _environment_reasons():
 def _isolate(archive):
     if sys.flags.isolated or not sys.executable or not _environment_reasons():
         return
+    utf8 = ["-X", "utf8=%d" % sys.flags.utf8_mode] if os.environ.get("PYTHONUTF8") else []
     try:
-        os.execv(sys.executable, [sys.executable, "-I", "-S", archive] + sys.argv[1:])
+        os.execv(sys.executable, [sys.executable, "-I", "-S"] + utf8 + [archive] + sys.argv[1:])
     except OSError:  # cannot run the interpreter again (no exec here): carry on as started
         pass
+
+
+def _keep_stream_encoding():
+    """In an isolated run, PYTHONIOENCODING still chooses stdout's encoding (and errors) and stderr's encoding,
+    as it did in the run that started this one (an unknown encoding is ignored)."""
+    value = os.environ.get("PYTHONIOENCODING") if sys.flags.isolated else None
+    if not value:
+        return
+    encoding, _, errors = value.partition(":")
+    for stream, stream_errors in ((sys.stdout, errors), (sys.stderr, None)):
+        try:
+            stream.reconfigure(encoding=encoding or None, errors=stream_errors or None)
+        except (AttributeError, LookupError, ValueError):
+            pass
 
 
 _archive = getattr(__loader__, "archive", None) if getattr(__loader__, "prefix", None) == "" else None  # noqa
 if _archive:
     _isolate(sys.argv[0] if os.path.exists(sys.argv[0]) else _archive)
+    _keep_stream_encoding()
     import importlib.util  # noqa: E402 (loaded by runpy already)
     sys.path.insert(0, os.path.join(_archive, "pyc", importlib.util.MAGIC_NUMBER.hex()))
 
