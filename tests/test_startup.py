@@ -115,12 +115,27 @@ except cli.HelpRequested as shown:
 
 @pytest.mark.parametrize("python", PYTHONS)
 def test_prerendered_help_is_what_argparse_prints(plugin, python):
-    for argv in HELP_FORMS:
-        result, files, _ = probe(python, plugin, *argv)
-        assert result.returncode == 0 and "usage: kubectl aicr" in result.stdout
-        assert not any(f.endswith("/cli.pyc") for f in files), "help loaded cli (argparse): %r" % files
-        expected = subprocess.run([python, "-S", "-c", ARGPARSE, ROOT] + argv, stdout=subprocess.PIPE,
-                                  universal_newlines=True, check=True, env=dict(base_env(ROOT), COLUMNS="200"))
+    """Through a pipe or on an 80-column terminal the build's pre-rendered help is printed, without argparse."""
+    for columns in (None, "80"):
+        env = dict(base_env(ROOT), COLUMNS=columns) if columns else base_env(ROOT)
+        env.pop("COLUMNS", None) if columns is None else None
+        for argv in HELP_FORMS:
+            result, files, _ = probe(python, plugin, *argv, env=env)
+            assert result.returncode == 0 and "usage: kubectl aicr" in result.stdout
+            assert not any(f.endswith("/cli.pyc") for f in files), "help loaded cli (argparse): %r" % files
+            expected = subprocess.run([python, "-S", "-c", ARGPARSE, ROOT] + argv, stdout=subprocess.PIPE,
+                                      universal_newlines=True, check=True, env=dict(base_env(ROOT), COLUMNS="80"))
+            assert result.stdout == expected.stdout, argv
+
+
+@pytest.mark.parametrize("columns", ["40", "200"])
+def test_help_at_another_width_is_rendered_for_it(plugin, columns):
+    """Another terminal width is not the pre-rendered one: argparse renders the help for it."""
+    for argv in (["--help"], ["help", "approve"]):
+        result, files, _ = probe(sys.executable, plugin, *argv, env=dict(base_env(ROOT), COLUMNS=columns))
+        assert result.returncode == 0 and any(f.endswith("/cli.pyc") for f in files), files
+        expected = subprocess.run([sys.executable, "-S", "-c", ARGPARSE, ROOT] + argv, stdout=subprocess.PIPE,
+                                  universal_newlines=True, check=True, env=dict(base_env(ROOT), COLUMNS=columns))
         assert result.stdout == expected.stdout, argv
 
 
