@@ -57,9 +57,11 @@ import urllib.request
 import yaml
 
 try:  # imported as tests.real_apiserver
-    from . import certs
+    from . import admission_webhook, certs, identity_front
 except ImportError:  # imported as a top-level module (tests/ on sys.path)
+    import admission_webhook
     import certs
+    import identity_front
 
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
@@ -83,7 +85,7 @@ USERS = (
     User("carol@example.com", (READERS,), False, "carol"),
     User("mallory@example.com", (), False, "mallory"),
     User("admin", (MASTERS,), True, "admin"),
-)
+) + tuple(User("approver-%02d" % i, (APPROVERS,), False, "approver-%02d" % i) for i in range(1, 21))
 
 READY_TIMEOUT = 60.0
 STOP_TIMEOUT = 10.0
@@ -246,7 +248,7 @@ class RealAPIServer:
     """
 
     def __init__(self, binaries=None, workdir=None, keep_workdir=False, ready_timeout=READY_TIMEOUT,
-                 users=USERS):
+                 users=USERS, admission=True):
         if binaries is None:
             binaries, reason = find_binaries()
             if binaries is None:
@@ -268,6 +270,9 @@ class RealAPIServer:
         self._contexts = {}
         self._discovery = {}
         self._atexit = False
+        self.admission = admission
+        self.webhook = None
+        self.front = None
 
     # ---- lifecycle
 
@@ -354,10 +359,38 @@ class RealAPIServer:
             self._wait_crd(crd)
         self.load_objects([{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": OPERATOR_NAMESPACE}}])
         self.load_objects(read_yaml_documents(RBAC_FILE))
+        self.front = identity_front.IdentityFront(self, pki).start()
+        if self.admission:
+            self._install_webhook(pki)
+
+    def _install_webhook(self, folder):
+        """Start the operator's rules as a validating webhook (tests/admission_webhook.py), register it,
+        and wait until the server calls it: a probe rollout's bad update is denied by it."""
+        self.webhook = admission_webhook.AdmissionWebhook(self.ca, folder).start()
+        self.load_objects([admission_webhook.webhook_configuration(self.webhook.url, self.ca.cert_pem.bytes())])
+        probe = {"apiVersion": "operator.aicr.run/v1alpha1", "kind": "RuntimeRollout",
+                 "metadata": {"name": "aicr-webhook-probe"}, "spec": {"deadline": "2030-01-01T00:00:00Z"}}
+        path = self.object_path(self.load_objects([probe])[0])
+        bad = {"spec": {"deadline": "2031-01-01T00:00:00Z"}}
+
+        def denied():
+            code, body = self.request("PATCH", path, bad, content_type="application/merge-patch+json",
+                                      timeout=5)
+            if code == 200:
+                raise RealAPIServerError("the probe's immutable spec.deadline was changed: %s" % body)
+            return code == 422 and "admission webhook" in (body or {}).get("message", "")
+
+        self._wait("the admission webhook to be called", self._apiserver, denied, self.apiserver_log)
+        self._call("DELETE", path)
+        self.webhook.clear()
 
     def stop(self):
         """Stop kube-apiserver, then etcd (SIGTERM by PID, SIGKILL after 10 s); remove the
         temporary folder. Safe to call twice."""
+        for helper in (self.front, self.webhook):
+            if helper is not None:
+                helper.stop()
+        self.front = self.webhook = None
         for proc in (self._apiserver, self._etcd):
             if proc is not None:
                 proc.stop()
@@ -452,9 +485,11 @@ class RealAPIServer:
                 self.ca, os.path.join(self.workdir, "pki"), "client-" + u.short, u.name, u.groups)
         return self._client_certs[username]
 
-    def kubeconfig(self, user="alice@example.com", style=None):
+    def kubeconfig(self, user="alice@example.com", style=None, front=False):
         """A kubeconfig dict for one user. ``style``: ``"token"``, ``"cert-files"`` or
-        ``"cert-data"``; default cert-files for alice and admin, else token."""
+        ``"cert-data"``; default cert-files for alice and admin, else token. ``front``: the
+        server URL is the identity front's (tests/identity_front.py: SelfSubjectReview answered,
+        everything else forwarded to this server as the same user)."""
         u = self.users[user]
         style = style or ("cert-files" if u.cert else "token")
         if style == "token":
@@ -471,15 +506,16 @@ class RealAPIServer:
             raise ValueError("unknown kubeconfig style %r (token, cert-files, cert-data)" % style)
         return {
             "apiVersion": "v1", "kind": "Config", "preferences": {},
-            "clusters": [{"name": "aicr-real", "cluster": {"server": self.url, "certificate-authority": self.ca_file}}],
+            "clusters": [{"name": "aicr-real", "cluster": {"server": self.front.url if front else self.url,
+                                                      "certificate-authority": self.ca_file}}],
             "users": [{"name": u.short, "user": entry}],
             "contexts": [{"name": u.short, "context": {"cluster": "aicr-real", "user": u.short}}],
             "current-context": u.short,
         }
 
-    def write_kubeconfig(self, path, user="alice@example.com", style=None):
+    def write_kubeconfig(self, path, user="alice@example.com", style=None, front=False):
         """Write :meth:`kubeconfig` to ``path`` (mode 0600). Returns ``path``."""
-        return _write_yaml(path, self.kubeconfig(user, style))
+        return _write_yaml(path, self.kubeconfig(user, style, front))
 
     # ---- HTTP
 
@@ -580,7 +616,12 @@ class RealAPIServer:
             collection = item.rsplit("/", 1)[0]
             status = obj.get("status") if has_status else None
             code, reply = self.request("POST", collection, obj)
-            if code == 409 and (reply or {}).get("reason") == "AlreadyExists":
+            if code == 409 and (reply or {}).get("reason") == "AlreadyExists" and obj["kind"] == "RuntimeRollout":
+                # Replaced by delete and create: an update would meet the operator's admission rules
+                # (an approval cannot be removed, the spec is immutable), which judge people's writes.
+                self._call("DELETE", item)
+                reply = self._call("POST", collection, obj)
+            elif code == 409 and (reply or {}).get("reason") == "AlreadyExists":
                 current = self._call("GET", item)
                 obj["metadata"]["resourceVersion"] = current["metadata"]["resourceVersion"]
                 if has_status:
