@@ -530,11 +530,12 @@ class RealAPIServer:
         return self._contexts[key]
 
     def request(self, method, path, body=None, user="admin", token=None, content_type=None,
-                timeout=REQUEST_TIMEOUT, raw=False):
+                timeout=REQUEST_TIMEOUT, raw=False, front=False):
         """One HTTPS request; returns ``(status code, decoded JSON body or text)``, never raises
         for an HTTP error. Identity: ``user`` (admin and alice by client certificate, the others
         by token; None for anonymous) or an explicit bearer ``token``. ``body``: dict (JSON) or
-        bytes; ``content_type`` defaults to application/json."""
+        bytes; ``content_type`` defaults to application/json. ``front``: to the identity front
+        (tests/identity_front.py) instead of the server itself."""
         headers = {"Accept": "application/json"}
         style = None
         if token is not None:
@@ -548,7 +549,8 @@ class RealAPIServer:
         if body is not None:
             data = body if isinstance(body, bytes) else json.dumps(body).encode("utf-8")
             headers["Content-Type"] = content_type or "application/json"
-        req = urllib.request.Request(self.url + path, data=data, method=method, headers=headers)
+        req = urllib.request.Request((self.front.url if front else self.url) + path, data=data, method=method,
+                                     headers=headers)
         try:
             with urllib.request.urlopen(req, context=self._ssl_context(user if style else None, style),
                                         timeout=timeout) as r:
