@@ -25,16 +25,27 @@ What is set up at start (all files in a temporary folder, removed at stop):
 - a static token for every user (``--token-auth-file``), ``--authorization-mode=RBAC``,
   a service-account RSA key pair (``--service-account-*``);
 - the CRDs of ``tests/real_apiserver/crds.yaml`` (waited for until Established and
-  served), the ``aicr-system`` namespace and ``tests/real_apiserver/rbac.yaml``.
+  served), the ``aicr-system`` namespace and ``tests/real_apiserver/rbac.yaml``;
+- ``front``: the identity front (tests/identity_front.py) that answers SelfSubjectReview
+  and forwards everything else impersonating the caller (``write_kubeconfig(...,
+  front=True)``, ``request(..., front=True)``; ``front.requests`` is its request log,
+  ``front.interpose(action)`` lands another client's write before a command's write);
+- ``webhook``: the operator's admission rules as a validating webhook
+  (tests/admission_webhook.py), registered and waited for (``admission=False`` leaves it
+  out); ``webhook.reviews`` lists what it judged.
 
 Users (every one has a token; a client certificate is issued when a kubeconfig asks):
 alice@example.com (aicr-approvers, certificate by default), bob@example.com (approver),
-carol@example.com (aicr-readers), mallory@example.com (no rights), admin (system:masters).
+carol@example.com (aicr-readers), mallory@example.com (no rights), admin (system:masters),
+approver-01 .. approver-20 (aicr-approvers, tokens).
 
 Differences from the operator's cluster to keep in mind: this is kube-apiserver v1.20.2
-(Debian's newest), so there is no SelfSubjectReview (1.26+), no CEL validation rules and no
-ValidatingAdmissionPolicy; the spec's admission rules are not enforced here. The server
-assigns ``metadata.uid`` and ``creationTimestamp`` itself (the fixtures' values are dropped).
+(Debian's newest), so there is no SelfSubjectReview (1.28+; the front answers it), no CEL
+validation rules and no ValidatingAdmissionPolicy (the webhook enforces the rules; its
+denials start ``admission webhook "..." denied the request: ``). The server assigns
+``metadata.uid`` and ``creationTimestamp`` itself (the fixtures' values are dropped), and
+``load_objects`` replaces an existing rollout by delete and create (a new uid).
+See tests/real_apiserver/README.md.
 """
 
 import atexit

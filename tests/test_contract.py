@@ -819,3 +819,16 @@ def test_what_the_rules_allow_is_stored_and_a_dry_run_stores_nothing(loaded, ops
     assert code == 200, body
     code, after = server.request("GET", RR + "/" + name, user="bob@example.com")
     assert after["metadata"]["resourceVersion"] != stored["metadata"]["resourceVersion"]
+
+
+def test_an_approval_reason_over_1024_characters_is_422_and_stores_nothing(loaded):
+    """Both refuse it; the real server's CRD schema (maxLength) answers before admission, the test server's
+    approval policy does: the messages differ (see the module docstring), the outcome does not."""
+    server, name, stored = loaded
+    ops = [{"op": "add", "path": "/spec/approval", "value": approval(reason="x" * 1025)}]
+    code, body = server.request("PATCH", RR + "/" + name, ops, user="bob@example.com", content_type=JSON_PATCH)
+    assert (code, body["reason"]) == (422, "Invalid"), body
+    assert body["message"].endswith("spec.approval.reason must be 1 to 1024 characters" if server.kind == "fake"
+                                    else "spec.approval.reason in body should be at most 1024 chars long"), body
+    code, after = server.request("GET", RR + "/" + name, user="bob@example.com")
+    assert after["metadata"]["resourceVersion"] == stored["metadata"]["resourceVersion"]
