@@ -29,6 +29,7 @@ plugin never sends them), ``Impersonate-Uid`` (1.22+), ``Authorization``.
 
 import collections
 import http.client
+import itertools
 import http.server
 import json
 import secrets
@@ -54,10 +55,12 @@ Identity = collections.namedtuple("Identity", "username uid groups")
 
 class Record:
     """One request through the front: ``method``, ``path``, ``query``, ``user`` (username or None when
-    refused), ``status`` (HTTP status answered), ``body`` (bytes sent), ``content_type``, ``answer``."""
+    refused), ``status`` (HTTP status answered), ``body`` (bytes sent), ``content_type``, ``answer``, and
+    ``connection`` (a number per TLS connection, in the order they were accepted)."""
 
-    def __init__(self, method, path, query, content_type, body):
+    def __init__(self, method, path, query, content_type, body, connection=None):
         self.method, self.path, self.query, self.content_type, self.body = method, path, query, content_type, body
+        self.connection = connection
         self.user = None
         self.status = None
         self.answer = b""
@@ -117,6 +120,7 @@ class _Server(http.server.ThreadingHTTPServer):
             return
         peer = tls.getpeercert()
         tls.aicr_peer = peer or None
+        tls.aicr_connection = next(self.front._connections)
         try:
             self.RequestHandlerClass(tls, client_address, self)
         except (OSError, ssl.SSLError):
@@ -166,6 +170,7 @@ class IdentityFront:
         self._requests = []
         self._interpositions = []
         self._tokens = {}
+        self._connections = itertools.count(1)
         self.url = self.port = None
         self._httpd = self._thread = None
 
@@ -231,7 +236,8 @@ class IdentityFront:
                                             % MAX_BODY))
             return
         body = handler.rfile.read(length) if length else b""
-        record = Record(handler.command, url.path, url.query, handler.headers.get("Content-Type"), body)
+        record = Record(handler.command, url.path, url.query, handler.headers.get("Content-Type"), body,
+                        handler.connection.aicr_connection)
         with self._lock:
             self._requests.append(record)
         try:

@@ -577,12 +577,20 @@ def test_another_clients_write_between_read_and_write_is_met_by_the_resource_ver
     assert cluster.get("awaiting-approval")["spec"]["approval"]["reason"] == "bob first"
 
 
-# --------------------------------------------------------------------------- what stays on the test server
-
-
-@pytest.mark.skip(reason="the real server keeps no request log: connection reuse and the exact requests a "
-                         "command sends are checked on the test server (tests/test_describe.py, "
-                         "tests/test_reproduce.py); here reads-only is checked through resourceVersions")
-def test_the_requests_a_command_sends():
-    """tests/test_describe.py::test_two_requests_share_one_connection and the request-log checks of
-    tests/test_reproduce.py."""
+def test_the_requests_a_command_sends(run, cluster, front):
+    """The front's request log: describe reads twice on one connection; approve learns who it is, reads, and
+    writes once, a JSON patch pinned by a `test` of the resourceVersion it read."""
+    result = run("describe", cluster.name("awaiting-approval"), kubeconfig=via_front(cluster))
+    assert result.returncode == 0, result.stderr
+    reads = front.requests
+    assert [r.method for r in reads] == ["GET", "GET"] and len({r.connection for r in reads}) == 1
+    front.clear()
+    name = cluster.name("awaiting-approval")
+    version = cluster.get("awaiting-approval")["metadata"]["resourceVersion"]
+    result = run("approve", name, "--reason", "r", kubeconfig=via_front(cluster))
+    assert result.returncode == 0, result.stderr
+    sent = front.requests
+    assert [r.path for r in sent if r.method == "POST"] == ["/apis/authentication.k8s.io/v1/selfsubjectreviews"]
+    assert {r.method for r in sent} == {"GET", "POST", "PATCH"} and len({r.connection for r in sent}) == 1
+    [patch] = patches(front)
+    assert json.loads(patch.body)[0] == {"op": "test", "path": "/metadata/resourceVersion", "value": version}
