@@ -41,7 +41,21 @@ FLAGS = (
      "approve: how long the approval stays valid, a Go duration such as 2h or 1h30m "
      "(default: until the rollout's deadline)"),
     ("--dir", "PATH", "reproduce: where the recipe is written (default %s)" % DEFAULT_REPRODUCE_DIR),
+    ("--dry-run", "MODE",
+     "approve, revoke, acknowledge: server (the API server judges the write and stores nothing), client "
+     "(print what would be written, send nothing) or none (default: write)"),
+    ("--expect-digest", "DIGEST",
+     "approve, revoke, acknowledge: refuse unless the rollout's target plan is this desired-state digest "
+     "(sha256:<64 hex>, or at least its first 16 hex digits, as describe prints them)"),
+    ("--release", "NAME", "acknowledge: refuse unless the rollout waits on this release"),
+    ("--allow-unverified-report", "BOOL",
+     "approve: approve although the rollout's assessment report does not verify against its recorded digest "
+     "(missing, unreadable, altered or malformed); default false"),
 )
+# Flags that may stand alone, as pflag's NoOptDefVal: the bare flag means this value (``--dry-run`` alone is
+# kubectl's deprecated spelling of ``--dry-run=client``). They never take the next word as their value.
+BARE_FLAG_VALUES = {"--dry-run": "unchanged", "--allow-unverified-report": "true"}
+DRY_RUN_MODES = ("none", "server", "client")
 
 # name -> (positional metavar or None, positional required?, one-line summary, description)
 COMMANDS = {
@@ -66,10 +80,12 @@ COMMANDS = {
 
 
 Invocation = collections.namedtuple(
-    "Invocation", "command name kubeconfig context operator_namespace reason expires dir")
+    "Invocation", "command name kubeconfig context operator_namespace reason expires dir dry_run expect_digest "
+    "release allow_unverified_report flag_warnings", defaults=(None, None, None, None, ()))
 Invocation.__doc__ = """A parsed command line (str fields; None where a flag or operand was not given).
 
-``name`` is the ROLLOUT, PLAN or COMMAND operand."""
+``name`` is the ROLLOUT, PLAN or COMMAND operand. ``dry_run`` is one of :data:`DRY_RUN_MODES`;
+``allow_unverified_report`` is a bool; ``flag_warnings`` the warnings about deprecated spellings."""
 
 
 class HelpRequested(Exception):
@@ -82,9 +98,10 @@ class HelpRequested(Exception):
 
 USAGES = {
     "describe": "describe ROLLOUT [flags]",
-    "approve": "approve ROLLOUT --reason TEXT [--expires DURATION] [flags]",
-    "revoke": "revoke ROLLOUT --reason TEXT [flags]",
-    "acknowledge": "acknowledge ROLLOUT [flags]",
+    "approve": "approve ROLLOUT --reason TEXT [--expires DURATION] [--expect-digest DIGEST] "
+               "[--dry-run=server|client] [flags]",
+    "revoke": "revoke ROLLOUT --reason TEXT [--dry-run=server|client] [flags]",
+    "acknowledge": "acknowledge ROLLOUT [--release NAME] [--dry-run=server|client] [flags]",
     "reproduce": "reproduce [PLAN] [--dir PATH] [flags]",
     "version": "version",
     "help": "help [COMMAND]",
@@ -126,7 +143,11 @@ class _Parser(argparse.ArgumentParser):
 def _add_flags(parser):
     group = parser.add_argument_group("flags (every command accepts every flag)")
     for flag, metavar, text in FLAGS:
-        group.add_argument(flag, metavar=metavar, help=text, default=argparse.SUPPRESS)
+        if flag in BARE_FLAG_VALUES:  # written --flag=VALUE or alone (see _join_flag_values)
+            group.add_argument(flag, metavar=metavar, help=text, default=argparse.SUPPRESS, nargs="?",
+                               const=BARE_FLAG_VALUES[flag])
+        else:
+            group.add_argument(flag, metavar=metavar, help=text, default=argparse.SUPPRESS)
 
 
 def _commands_text():
@@ -180,7 +201,9 @@ def version_text():
 
 # flag -> the commands that use it (flags.md); every command accepts every flag, the others say so.
 FLAG_USERS = {"reason": ("approve", "revoke"), "expires": ("approve",), "dir": ("reproduce",),
-              "operator_namespace": ("describe", "reproduce", "approve")}
+              "operator_namespace": ("describe", "reproduce", "approve"),
+              "dry_run": ("approve", "revoke", "acknowledge"), "expect_digest": ("approve", "revoke", "acknowledge"),
+              "release": ("acknowledge",), "allow_unverified_report": ("approve",)}
 
 
 def warn_unused_flags(invocation):
@@ -190,15 +213,20 @@ def warn_unused_flags(invocation):
         if getattr(invocation, key) is not None and invocation.command not in users + ("help", "version"):
             output.warning("%s %s does not use --%s; it was ignored"
                            % (PROG, invocation.command, key.replace("_", "-")))
+    for text in invocation.flag_warnings:
+        output.warning(text)
 
 
 def _join_flag_values(argv):
     """``--flag value`` -> ``--flag=value``, so a value may start with '-' (``--expires -1h``), as pflag takes it."""
-    takes_value = {flag for flag, _, _ in FLAGS}
+    takes_value = {flag for flag, _, _ in FLAGS} - set(BARE_FLAG_VALUES)
     joined, index = [], 0
     while index < len(argv):
         item = argv[index]
-        if item in takes_value and index + 1 < len(argv):
+        if item in BARE_FLAG_VALUES:  # alone: its implied value; the next word is an operand (pflag)
+            joined.append("%s=%s" % (item, BARE_FLAG_VALUES[item]))
+            index += 1
+        elif item in takes_value and index + 1 < len(argv):
             joined.append("%s=%s" % (item, argv[index + 1]))
             index += 2
         else:
@@ -245,10 +273,45 @@ def parse(argv):
         key = flag[2:].replace("-", "_")
         if key in values and values[key] == "" and key not in ("reason",):
             raise UsageError("%s must not be empty" % flag)
-    return Invocation(
+    dry_run, deprecated = _dry_run(values.get("dry_run"))
+    allow = values.get("allow_unverified_report")
+    invocation = Invocation(
         command=command, name=values.get("name"), kubeconfig=values.get("kubeconfig"),
         context=values.get("context"), operator_namespace=values.get("operator_namespace"),
-        reason=values.get("reason"), expires=values.get("expires"), dir=values.get("dir"))
+        reason=values.get("reason"), expires=values.get("expires"), dir=values.get("dir"),
+        dry_run=dry_run, expect_digest=values.get("expect_digest"), release=values.get("release"),
+        allow_unverified_report=None if allow is None else _go_bool("--allow-unverified-report", allow),
+        flag_warnings=(deprecated,) if deprecated else ())
+    return invocation
+
+_GO_TRUE = ("1", "t", "T", "TRUE", "true", "True")
+_GO_FALSE = ("0", "f", "F", "FALSE", "false", "False")
+
+
+def _go_bool(flag, text):
+    """A pflag boolean value (Go's strconv.ParseBool) -> bool; UsageError in pflag's words otherwise."""
+    if text in _GO_TRUE:
+        return True
+    if text in _GO_FALSE:
+        return False
+    raise UsageError('invalid argument "%s" for "%s" flag: strconv.ParseBool: parsing "%s": invalid syntax'
+                     % (text, flag, text))
+
+
+def _dry_run(text):
+    """--dry-run as kubectl reads it (k8s.io/kubectl cmd/util GetDryRunStrategy) -> (mode or None, deprecation
+    warning or None): server, client or none; alone, or a boolean, is the deprecated spelling of client/none."""
+    if text is None:
+        return None, None
+    if text in _GO_TRUE + _GO_FALSE:
+        mode = "client" if _go_bool("--dry-run", text) else "none"
+        return mode, "--dry-run=%s is deprecated (boolean value) and can be replaced with --dry-run=%s." % (
+            text, mode)
+    if text == BARE_FLAG_VALUES["--dry-run"]:
+        return "client", "--dry-run is deprecated and can be replaced with --dry-run=client."
+    if text not in DRY_RUN_MODES:
+        raise UsageError('Invalid dry-run value (%s). Must be "none", "server", or "client".' % text)
+    return text, None
 
 
 MAX_DURATION_SECONDS = 9223372036.854775807  # Go's time.Duration is int64 nanoseconds: about 2562047h

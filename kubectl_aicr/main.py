@@ -35,8 +35,19 @@ def _command(name):
 
 
 def main(argv=None):
-    """Run the plugin with ``argv`` (default ``sys.argv[1:]``); return the exit status."""
-    argv = sys.argv[1:] if argv is None else argv
+    """Run the plugin with ``argv`` (default ``sys.argv[1:]``); return the exit status.
+
+    Whatever happened, standard output is flushed before returning; when that fails (a full disk, a closed
+    descriptor) it is pointed at /dev/null, so the interpreter's own flush at exit never prints
+    ``Exception ignored ...`` nor turns the status into 120.
+    """
+    try:
+        return _main(sys.argv[1:] if argv is None else argv)
+    finally:
+        _flush_stdout()
+
+
+def _main(argv):
     try:
         if argv[:1] == ["__complete"]:
             from .commands import complete
@@ -79,6 +90,14 @@ def _end_on_termination():
     for name in ("SIGTERM", "SIGHUP"):
         if hasattr(signal, name):
             signal.signal(getattr(signal, name), on_signal)
+
+
+def _flush_stdout():
+    try:
+        if sys.stdout is not None:
+            sys.stdout.flush()
+    except (OSError, ValueError):
+        _silence_stdout()
 
 
 def _silence_stdout():

@@ -389,6 +389,8 @@ def _optional_digest(obj, parent, key):
     if body is None or isinstance(body, Invalid):
         return body
     digest = _digest(body, key)
+    if isinstance(digest, Invalid):
+        return Invalid("%s.%s" % (parent, key), digest.found)
     return Invalid("%s.%s" % (parent, key), "missing") if digest is None else digest
 
 
@@ -629,3 +631,73 @@ def list_items(listed):
     """The ``items`` of a List answer that are objects (dicts); anything else is skipped."""
     items = listed.get("items") if isinstance(listed, dict) else None
     return [item for item in items if isinstance(item, dict)] if isinstance(items, list) else []
+
+
+# ---------------------------------------------------------------------------------------------
+# Pinned facts: what a decision rests on, as JSON pointers (RFC 6901) that a write tests (RFC 6902 ``test``)
+
+
+FACT_POINTERS = {
+    "uid": "/metadata/uid",
+    "target": "/spec/to/desiredStateDigest",
+    "assessment": "/spec/assessment/digest",
+    "approval-required": "/spec/approvalRequired",
+    "deadline": "/spec/deadline",
+    "approval": "/spec/approval",
+    "revocation": "/spec/revocation",
+    "acknowledgements": "/spec/acknowledgements",
+    "phase": "/status/phase",
+    "outcome": "/status/outcome",
+    "outcome-label": "/metadata/labels/%s" % OUTCOME_LABEL.replace("~", "~0").replace("/", "~1"),
+    "awaited": "/status/awaitingAcknowledgement/release",
+}
+
+
+def _pointer_tokens(pointer):
+    return [t.replace("~1", "/").replace("~0", "~") for t in pointer.split("/")[1:]]
+
+
+def _pointer(tokens):
+    return "".join("/" + t.replace("~", "~0").replace("/", "~1") for t in tokens)
+
+
+def pin_operation(obj, fact):
+    """The JSON-patch ``test`` operation that holds ``fact`` (a key of :data:`FACT_POINTERS`) of ``obj`` (the
+    rollout as read, a dict) to the value read.
+
+    Where a parent of the fact's path is absent, the test is on that parent, with value null (an absent
+    member tests equal to null in json-patch v4, as kube-apiserver applies it; a test on a path below an
+    absent member would always fail); where a parent is not an object, the test is on that parent's value.
+    """
+    tokens = _pointer_tokens(FACT_POINTERS[fact])
+    node = obj
+    for depth, token in enumerate(tokens):
+        value = node.get(token) if isinstance(node, dict) else None
+        if value is None or depth == len(tokens) - 1 or not isinstance(value, dict):
+            return {"op": "test", "path": _pointer(tokens[:depth + 1]), "value": value}
+        node = value
+    raise ValueError(fact)
+
+
+def pointer_value(obj, pointer):
+    """The value at ``pointer`` in ``obj`` (None where any member on the way is absent or not an object)."""
+    node = obj
+    for token in _pointer_tokens(pointer):
+        node = node.get(token) if isinstance(node, dict) else None
+        if node is None:
+            return None
+    return node
+
+
+def json_equal(a, b):
+    """Structural equality of two decoded JSON values, as a JSON-patch ``test`` compares (true is not 1)."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(json_equal(a[k], b[k]) for k in a)
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(json_equal(x, y) for x, y in zip(a, b))
+    return type(a) is type(b) and a == b
+
+
+def changed_pins(pins, obj):
+    """The ``(fact, test operation)`` pairs of ``pins`` whose test would fail on ``obj`` (the rollout now)."""
+    return [(fact, op) for fact, op in pins if not json_equal(pointer_value(obj, op["path"]), op["value"])]

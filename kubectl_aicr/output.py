@@ -96,6 +96,19 @@ def say(text):
     write_lines([text])
 
 
+def inform(lines):
+    """Write ``lines`` (already safe text) to stderr: what a decision rests on, shown before it is written.
+
+    Raises AicrError when they cannot be shown (stderr closed or failing): nothing is decided unseen.
+    """
+    try:
+        sys.stderr.write("".join(line + "\n" for line in lines))
+        sys.stderr.flush()
+    except (AttributeError, OSError, ValueError) as exc:
+        raise AicrError("cannot show what the decision rests on (standard error: %s); nothing was written"
+                        % (getattr(exc, "strerror", None) or "closed")) from None
+
+
 def warning(message):
     """Write ``warning: <message>`` to stderr, with the message made safe."""
     sys.stderr.write("warning: %s\n" % safe(message))

@@ -81,6 +81,7 @@ ANONYMOUS = "system:anonymous"
 OUTCOME_LABEL = "operator.aicr.run/outcome"
 FIXTURE_ANNOTATION = "test.aicr.run/fixture"
 HUMAN_FIELDS = ("approval", "revocation", "acknowledgements")
+ADMIN_USER = "admin"
 
 # kube-apiserver's default --max-request-body-bytes (3 MiB), options/server_run_options.go.
 MAX_BODY = 3 * 1024 * 1024
@@ -1619,6 +1620,7 @@ class APIServer:
         self.idle_timeout = 60
         self._fault = None
         self._fault_left = None
+        self._interpositions = []
         self.fault_hang_seconds = 30.0
         self.fault_delay = 1.0
         self.fault_huge_bytes = 64 * 1024 * 1024
@@ -1846,6 +1848,62 @@ class APIServer:
 
     # ---- request handling
 
+    def interpose(self, rollout, actions, when="before-patch"):
+        """Land another client's write on rollout ``rollout`` (its name) once, at ``when``:
+
+        - ``"before-patch"``: just before the server handles the next PATCH of that rollout (after the
+          command read it and decided, before its write is judged);
+        - ``"after-read"``: just after the server answers the next GET of that rollout (before anything
+          else the command reads, such as the assessment report).
+
+        ``actions``: a list of action dicts of tests/interpositions.py (``patch``: a JSON patch applied to
+        the stored object as is, admission rules not applied, status included; ``recreate``: deleted and
+        stored again with a new UID). When they land, the request log gets a record with method
+        ``INTERPOSE``, the object's path, ``query`` = ``when`` and the actions as its JSON body.
+        """
+        if when not in ("before-patch", "after-read"):
+            raise ValueError("when must be before-patch or after-read")
+        with self._lock:
+            self._interpositions.append((rollout, when, copy.deepcopy(actions)))
+
+    def _land_interposition(self, rollout, when):
+        with self._lock:
+            found = next((i for i in self._interpositions if i[:2] == (rollout, when)), None)
+            if found is None:
+                return
+            self._interpositions.remove(found)
+        actions = found[2]
+        with self.store.lock:
+            for action in actions:
+                self._apply_action(action)
+        res = RESOURCES["runtimerollouts"]
+        self._record(RequestRecord(
+            method="INTERPOSE", path="/apis/%s/%s/%s" % (res.api_version, res.plural, rollout), query=when,
+            content_type="application/json", authorization=None, client_cert=None, sni=None, connection_id=0,
+            user_agent="interposition", impersonation={}, headers=[], body=json.dumps(actions).encode(),
+            user=",".join(sorted({a.get("user") or ADMIN_USER for a in actions})), status=200))
+
+    def _apply_action(self, action):
+        res = resource_for(action["kind"])
+        namespace = (action.get("namespace") or self.operator_namespace) if res.namespaced else ""
+        if action["action"] == "recreate":
+            obj = copy.deepcopy(action["object"])
+            meta = obj.setdefault("metadata", {})
+            for key in ("uid", "resourceVersion", "creationTimestamp", "generation"):
+                meta.pop(key, None)
+            meta["uid"] = str(uuid.uuid4())
+            if res.namespaced:
+                meta["namespace"] = namespace
+            self.store.delete(res.plural, namespace, action["name"])
+            self.store.put(obj, self.now)
+        elif action["action"] == "patch":
+            old = self.store.get(res.plural, namespace, action["name"])
+            if old is None:
+                raise KeyError("interposition: no %s %s" % (res.kind, action["name"]))
+            self.store.put(apply_json_patch(old, action["patch"]), self.now)
+        else:
+            raise ValueError("unknown interposition action %r" % action["action"])
+
     def _respond(self, req):
         """Authenticate, authorise and route one request -> (HTTP status, JSON body)."""
         try:
@@ -1953,6 +2011,8 @@ class APIServer:
 
     def _get(self, res, a):
         obj = self.store.get(res.plural, a.namespace, a.name)
+        if res.plural == "runtimerollouts":
+            self._land_interposition(a.name, "after-read")
         if obj is None:
             raise not_found(res, a.name)
         return 200, obj
@@ -2007,6 +2067,14 @@ class APIServer:
             raise unsupported_media_type(SERVED_PATCH_TYPES)
         if req.body_too_large:
             raise too_large(self.max_body)
+        dry_run = req.query.get("dryRun")
+        if dry_run is not None and dry_run != ["All"]:
+            # ValidatePatchOptions -> ValidateDryRun (apimachinery/pkg/apis/meta/v1/validation)
+            raise APIError(status(422, "Invalid", 'PatchOptions.meta.k8s.io "" is invalid: dryRun: Unsupported '
+                                  'value: []string{%s}: supported values: "All"' % ", ".join(
+                                      go_quote(v) for v in dry_run), {"group": "meta.k8s.io",
+                                                                       "kind": "PatchOptions"}))
+        self._land_interposition(a.name, "before-patch")
         with self.store.lock:
             old = self.store.get(res.plural, "", a.name)
             if old is None:
@@ -2021,6 +2089,8 @@ class APIServer:
                 return 200, old  # a no-op update is not written: the resourceVersion stays
             if not json_equal(_spec(new), _spec(old)):
                 new["metadata"]["generation"] = old["metadata"].get("generation", 1) + 1
+            if dry_run:  # dryRun=All: judged like a write (admission included), nothing stored, no new version
+                return 200, new
             return 200, self.store.put(new, self.now)
 
     @staticmethod

@@ -23,7 +23,7 @@ def spec(api_server, role):
 
 
 def writes_seen(api_server):
-    return [r for r in api_server.requests if r.method not in ("GET",) and "selfsubjectreviews" not in r.path]
+    return [r for r in api_server.requests if r.method not in ("GET", "INTERPOSE") and "selfsubjectreviews" not in r.path]
 
 
 def test_approve_records_the_server_reported_user_until_expiry(run, api_server, kubeconfig_for):
@@ -40,7 +40,7 @@ def test_approve_records_the_server_reported_user_until_expiry(run, api_server, 
         name, approval["expires"])
     patches = writes_seen(api_server)
     assert len(patches) == 1 and patches[0].content_type == "application/json-patch+json"
-    assert b'"op": "test", "path": "/metadata/resourceVersion"' in patches[0].body
+    assert b'"op": "test", "path": "/metadata/uid"' in patches[0].body  # pinned facts (test_decision_pinning.py)
     described = run("describe", name, kubeconfig=kubeconfig_for("carol@example.com")).stdout
     assert "approved by bob@example.com until %s" % approval["expires"] in described
 
@@ -115,7 +115,7 @@ def test_reader_cannot_approve_and_nothing_changes(run, api_server, kubeconfig_f
     result = run("approve", name, "--reason", "r", kubeconfig=kubeconfig_for("carol@example.com"))
     assert result.returncode == 1
     assert re.match(r'error: runtimerollouts.operator.aicr.run "%s" is forbidden: User "carol@example.com" '
-                    r'cannot patch resource "runtimerollouts"' % name, result.stderr)
+                    r'cannot patch resource "runtimerollouts"' % name, result.stderr.splitlines()[-1])
     assert api_server.get_object("RuntimeRollout", name) == before
 
 
@@ -267,13 +267,15 @@ def test_reasons_that_are_blank_or_hold_control_characters_are_refused(run, api_
     assert result.returncode == 2 and words in result.stderr and "\x1b" not in result.stderr
 
 
-def test_approve_warns_when_the_report_does_not_verify_or_the_approval_outlasts_the_deadline(
-        run, api_server, kubeconfig_for):
-    result = run("approve", api_server.fixture_name("tampered-report"), "--reason", "r", "--expires", "100h",
+def test_approve_refuses_an_unverified_report_and_warns_before_writing_when_allowed(run, api_server, kubeconfig_for):
+    name = api_server.fixture_name("tampered-report")
+    refused = run("approve", name, "--reason", "r", "--expires", "100h", kubeconfig=kubeconfig_for())
+    assert refused.returncode == 3 and "is not verified" in refused.stderr and writes_seen(api_server) == []
+    result = run("approve", name, "--reason", "r", "--expires", "100h", "--allow-unverified-report",
                  kubeconfig=kubeconfig_for())
     assert result.returncode == 0, result.stderr
     warnings = result.stderr.splitlines()
-    assert any(w.startswith("warning: the assessment report of ") and "is not verified" in w for w in warnings)
+    assert any(w.startswith("warning: approving rollout ") and "is not verified" in w for w in warnings)
     assert any(w.startswith("warning: the approval (until ") and "outlasts the rollout's deadline" in w
                for w in warnings)
 
@@ -299,8 +301,9 @@ def test_unused_flags_are_accepted_with_a_warning(run, api_server, kubeconfig_fo
     assert result.stderr == "warning: kubectl aicr describe does not use --reason; it was ignored\n"
 
 
-def test_a_rollout_that_keeps_changing_gets_a_bounded_number_of_tries(run, api_server, kubeconfig_for):
-    """A busy controller bumps the resourceVersion all the time: a few paced tries, then a clear refusal."""
+def test_a_rollout_that_keeps_changing_elsewhere_is_approved_at_once(run, api_server, kubeconfig_for):
+    """A busy controller bumps the resourceVersion all the time: the write tests the facts the approval rests
+    on, not the resourceVersion, so unrelated status writes never stop it (one PATCH, stored)."""
     import threading
     import time
     name = api_server.fixture_name("awaiting-approval")
@@ -320,8 +323,7 @@ def test_a_rollout_that_keeps_changing_gets_a_bounded_number_of_tries(run, api_s
     finally:
         stop.set()
         worker.join(5)
+    assert result.returncode == 0, result.stderr
     patches = [r for r in api_server.requests if r.method == "PATCH"]
-    assert 1 <= len(patches) <= 8
-    if result.returncode:
-        assert "kept changing while this command tried to write" in result.stderr
-        assert "approval" not in spec(api_server, "awaiting-approval")
+    assert [r.status for r in patches] == [200]
+    assert spec(api_server, "awaiting-approval")["approval"]["user"] == "alice@example.com"

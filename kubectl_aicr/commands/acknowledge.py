@@ -1,49 +1,72 @@
-"""``kubectl aicr acknowledge ROLLOUT``.
+"""``kubectl aicr acknowledge ROLLOUT [--release NAME] [--expect-digest DIGEST] [--dry-run=server|client|none]``.
 
 Source: ../shared/spec/kubectl-aicr-seed.txt ("acknowledge") and operator-api.md rule 3.
 For a rollout in phase AwaitingAcknowledgement, appends {release, user, time} to
 ``spec.acknowledgements`` for the release in ``status.awaitingAcknowledgement``.
-Refused, saying what state the rollout is in, when it is not waiting, and when
-that release already carries an acknowledgement (it is never recorded twice).
+Decided on ONE read of the rollout (writes.py): refused, saying what state the
+rollout is in, when it is not waiting, when that release already carries an
+acknowledgement (it is never recorded twice), when it waits on another release than
+--release names, and when its target plan is not the --expect-digest given. The
+awaited release, the acknowledgements, UID, target plan, assessment digest and phase
+are shown and pinned until the write lands: if another approver acknowledges first and
+the rollout moves on, nothing is written for the next release. The server's answer is
+checked: this rollout, its UID, and exactly the entry written appended.
 """
 
 from .. import objects, output, session
-from ..errors import RefusedError
+from ..errors import RefusedError, UsageError
 from . import writes
 
 AWAITING = "AwaitingAcknowledgement"
+FACTS = writes.COMMON_FACTS + ("awaited", "acknowledgements")
 
 
 def run(invocation):
+    expected = writes.checked_expected_digest(invocation.expect_digest)
+    dry_run = writes.checked_dry_run(invocation.dry_run)
+    named = invocation.release
+    if named is not None and output.safe(named) != named:
+        raise UsageError("--release must be one line of printable text")
     with session.connect(invocation) as client:
         user = writes.who_am_i(client)
-        chosen = {}
+        raw, rollout = writes.read_rollout(client, invocation.name)
+        release = _awaited(rollout, named)
+        writes.require_target(rollout, expected)
+        operations = objects.acknowledgement_operations(rollout, release, user, writes.now_utc(client))
+        decision = writes.Decision(invocation.name, raw, FACTS, operations)
+        writes.show("acknowledging release %s of rollout %s as %s, on what was read (the write is refused if any "
+                    "of it changes):" % (output.safe(release), output.safe(rollout.name), output.safe(user)),
+                    writes.fact_pairs(rollout, ("Assessment", rollout.assessment_digest or "none"),
+                                      ("Awaiting", "acknowledgement of %s" % output.safe(release))),
+                    writes.record_step_lines(rollout, "PostApply", "this acknowledges the post-apply steps:",
+                                             release))
+        stored = writes.land(client, decision, dry_run)
+    entry = operations[0]["value"]
+    entry = entry[0] if isinstance(entry, list) else entry
+    result = ["rollout %s: %s acknowledged by %s at %s" % (output.safe(rollout.name), output.safe(entry["release"]),
+                                                          output.safe(entry["user"]), output.safe(entry["time"]))]
+    if stored is None:
+        return writes.confirm(result + writes.patch_lines(decision), dry_run, "")
+    before = objects.pointer_value(raw, objects.FACT_POINTERS["acknowledgements"]) or []
+    writes.check_answer(stored, decision, {objects.FACT_POINTERS["acknowledgements"]: list(before) + [entry]})
+    return writes.confirm(result, dry_run, "the acknowledgement of %s on rollout %s by %s at %s"
+                          % (release, rollout.name, user, entry["time"]))
 
-        def decide(rollout):
-            writes.refuse_invalid(rollout, rollout.phase, rollout.awaiting_acknowledgement,
-                                  rollout.acknowledgements, rollout.outcome)
-            writes.require_open(rollout, "acknowledged")
-            release = rollout.awaiting_acknowledgement
-            if rollout.phase != AWAITING or not release:
-                raise RefusedError("rollout %s is not waiting for an acknowledgement (phase %s)"
-                                   % (rollout.name, rollout.phase or "not set"))
-            for ack in rollout.acknowledgements:
-                if isinstance(ack, objects.Acknowledgement) and ack.release == release:
-                    raise RefusedError("release %s of rollout %s is already acknowledged by %s at %s" % (
-                        release, rollout.name, ack.user, writes.shown_time(ack.time)))
-            chosen["release"] = release
-            return objects.acknowledgement_operations(rollout, release, user, writes.now_utc(client))
 
-        stored = objects.rollout(writes.conditional_patch(client, invocation.name, decide))
-    recorded = [a for a in stored.acknowledgements if isinstance(a, objects.Acknowledgement)
-                and a.release == chosen.get("release") and a.user == user] \
-        if isinstance(stored.acknowledgements, list) else []
-    if not recorded:
-        raise RefusedError("the API server accepted the acknowledgement of %s but did not return it; check with "
-                           "kubectl aicr describe %s" % (invocation.name, invocation.name))
-    ack = recorded[-1]
-    output.say("rollout %s: %s acknowledged by %s at %s" % (
-        output.safe(stored.name), output.safe(ack.release), output.safe(ack.user),
-        output.safe(writes.shown_time(ack.time))))
-    writes.print_record_steps(stored, "PostApply", "this acknowledges the post-apply steps:", ack.release)
-    return 0
+def _awaited(rollout, named):
+    """The release the rollout waits on, checked; RefusedError says why it cannot be acknowledged."""
+    writes.refuse_invalid(rollout, rollout.uid, rollout.phase, rollout.awaiting_acknowledgement,
+                          rollout.acknowledgements, rollout.outcome)
+    writes.require_open(rollout, "acknowledged")
+    release = rollout.awaiting_acknowledgement
+    if rollout.phase != AWAITING or not release:
+        raise RefusedError("rollout %s is not waiting for an acknowledgement (phase %s)"
+                           % (rollout.name, rollout.phase or "not set"))
+    if named is not None and named != release:
+        raise RefusedError("rollout %s waits on %s, not %s (--release); nothing was written; describe it again"
+                           % (rollout.name, release, named))
+    for ack in rollout.acknowledgements:
+        if isinstance(ack, objects.Acknowledgement) and ack.release == release:
+            raise RefusedError("release %s of rollout %s is already acknowledged by %s at %s" % (
+                release, rollout.name, ack.user, writes.shown_time(ack.time)))
+    return release

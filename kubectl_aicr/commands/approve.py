@@ -1,76 +1,123 @@
-"""``kubectl aicr approve ROLLOUT --reason TEXT [--expires DURATION]``.
+"""``kubectl aicr approve ROLLOUT --reason TEXT [--expires DURATION] [--expect-digest DIGEST]
+[--allow-unverified-report] [--dry-run=server|client|none]``.
 
 Source: ../shared/spec/kubectl-aicr-seed.txt ("approve") and operator-api.md rule 1.
 Sets ``spec.approval`` {user, expires, reason} once: ``user`` is the caller's
 username from a SelfSubjectReview; ``expires`` is now + DURATION, or the
-rollout's deadline without --expires. Refused, before anything is written and
-saying why: a rollout that has ended, one already approved (naming by whom and
-until when), one that needs no approval, without --expires one whose deadline
-has passed; a negative or malformed --expires; a missing, empty or too long --reason.
+rollout's deadline without --expires.
+
+Everything is decided on ONE read of the rollout, before anything is written
+(writes.py): refused, saying why, are a rollout that has ended, one already
+approved (an expired approval is named as expired), one that needs no approval,
+without --expires one whose deadline has passed, one whose target plan is not the
+--expect-digest given, and one whose assessment report does not verify against its
+recorded digest (missing, unreadable, altered, or a malformed or null digest: exit 3
+for content that does not match, else 1) unless --allow-unverified-report is given.
+Then the facts it rests on, the pre-apply steps the approval acknowledges and any
+warning are shown (stderr), and the approval is written pinned to those facts.
 """
 
 import datetime
 
 from .. import objects, output, session
 from ..cli import DEFAULT_OPERATOR_NAMESPACE
-from ..errors import RefusedError
+from ..errors import RefusedError, VerificationError
 from . import writes
 from .describe import fetch_report
+
+FACTS = writes.COMMON_FACTS + ("approval", "revocation", "approval-required", "deadline")
 
 
 def run(invocation):
     reason = writes.checked_reason(invocation.reason)
     lifetime = writes.checked_expires(invocation.expires)
+    expected = writes.checked_expected_digest(invocation.expect_digest)
+    dry_run = writes.checked_dry_run(invocation.dry_run)
     namespace = invocation.operator_namespace or DEFAULT_OPERATOR_NAMESPACE
-    warned = []
     with session.connect(invocation) as client:
         user = writes.who_am_i(client)
-
-        sent = {}
-
-        def decide(rollout):
-            expires = _expiry(rollout, lifetime, writes.now_utc(client))
-            sent.update(uid=rollout.uid, expires=expires)
-            if not warned:
-                warned.append(True)
-                _warn_before_approving(client, namespace, rollout, expires)
-            return objects.approval_operations(user, expires, reason)
-
-        stored = objects.rollout(writes.conditional_patch(client, invocation.name, decide))
-    writes.check_stored(stored, invocation.name, sent["uid"], "approval", user=user, reason=reason,
-                        expires=sent["expires"])
-    approval = stored.approval
-    output.say("rollout %s approved by %s until %s" % (
-        output.safe(stored.name), output.safe(approval.user), output.safe(_time(approval.expires))))
-    output.say("reason: %s" % output.safe(approval.reason))
-    writes.print_record_steps(stored, "PreApply", "this approval acknowledges the pre-apply steps:")
-    return 0
-
-
-def _time(value):
-    return objects.format_time(value) if isinstance(value, datetime.datetime) else value
+        raw, rollout = writes.read_rollout(client, invocation.name)
+        now = writes.now_utc(client)
+        expires = _expiry(rollout, lifetime, now)
+        writes.require_target(rollout, expected)
+        assessment, warnings = _assessment(client, namespace, rollout, invocation.allow_unverified_report)
+        warnings += _expiry_warnings(rollout, lifetime, expires, now)
+        operations = objects.approval_operations(user, expires, reason)
+        decision = writes.Decision(invocation.name, raw, FACTS, operations)
+        writes.show("approving rollout %s as %s, on what was read (the write is refused if any of it changes):"
+                    % (output.safe(rollout.name), output.safe(user)),
+                    writes.fact_pairs(rollout, ("Assessment", assessment),
+                                      ("Deadline", writes.shown_time(rollout.deadline))),
+                    writes.record_step_lines(rollout, "PreApply", "this approval acknowledges the pre-apply steps:"))
+        for text in warnings:
+            output.warning(text)
+        stored = writes.land(client, decision, dry_run)
+    value = operations[0]["value"]
+    if stored is None:
+        return writes.confirm(_result(rollout.name, value) + writes.patch_lines(decision), dry_run, "")
+    writes.check_answer(stored, decision, {"/spec/approval": value})
+    return writes.confirm(_result(stored["metadata"]["name"], value), dry_run,
+                          "the approval of rollout %s by %s until %s" % (rollout.name, user, value["expires"]))
 
 
-def _warn_before_approving(client, namespace, rollout, expires):
-    """Warn (stderr) when the assessment report does not verify or the approval outlasts the deadline."""
-    verified = fetch_report(client, namespace, rollout.assessment_digest)
-    if verified is not None and verified.problem:
-        output.warning("the assessment report of %s is not verified (%s); run kubectl aicr describe %s before "
-                       "relying on this approval" % (rollout.name, verified.problem, rollout.name))
+def _result(name, value):
+    return ["rollout %s approved by %s until %s" % (output.safe(name), output.safe(value["user"]),
+                                                   output.safe(value["expires"])),
+            "reason: %s" % output.safe(value["reason"])]
+
+
+def _assessment(client, namespace, rollout, allow_unverified):
+    """(what to show as the assessment, warnings); refuses a report that does not verify unless allowed."""
+    digest = rollout.assessment_digest
+    if digest is None:
+        return "none (the rollout records no assessment report)", []
+    if isinstance(digest, objects.Invalid):
+        problem, mismatch = str(digest), True
+    else:
+        verified = fetch_report(client, namespace, digest)
+        if not verified.problem:
+            return "%s (report %s verified)" % (digest, verified.configmap), []
+        problem, mismatch = verified.problem, not verified.unavailable
+    if allow_unverified:
+        return "%s (NOT VERIFIED: %s)" % (digest, problem), [
+            "approving rollout %s although its assessment report is not verified (%s), as "
+            "--allow-unverified-report asks" % (rollout.name, problem)]
+    refusal = VerificationError if mismatch else RefusedError
+    raise refusal("the assessment report of rollout %s is not verified: %s; nothing was written (kubectl aicr "
+                  "describe %s shows the rest; --allow-unverified-report approves it anyway)"
+                  % (rollout.name, problem, rollout.name))
+
+
+def _expiry_warnings(rollout, lifetime, expires, now):
     deadline = rollout.deadline
-    if isinstance(deadline, datetime.datetime) and expires > deadline:
-        output.warning("the approval (until %s) outlasts the rollout's deadline %s, when the rollout ends anyway"
-                       % (_time(expires), _time(deadline)))
+    if not isinstance(deadline, datetime.datetime) or lifetime is None:
+        return []
+    if deadline <= now:
+        return ["the deadline of rollout %s (%s) has passed; this approval lasts until %s, as --expires asks"
+                % (rollout.name, writes.shown_time(deadline), writes.shown_time(expires))]
+    if expires > deadline:
+        return ["the approval (until %s) outlasts the rollout's deadline %s, as --expires asks"
+                % (writes.shown_time(expires), writes.shown_time(deadline))]
+    return []
 
 
 def _expiry(rollout, lifetime, now):
     """Check ``rollout`` can be approved; return the expiry (aware datetime). RefusedError says why not."""
-    writes.refuse_invalid(rollout, rollout.approval, rollout.approval_required, rollout.outcome)
+    writes.refuse_invalid(rollout, rollout.uid, rollout.to_digest, rollout.approval, rollout.revocation,
+                          rollout.approval_required, rollout.outcome, rollout.phase)
     writes.require_open(rollout, "approved")
+    if rollout.to_digest is None:
+        raise RefusedError("rollout %s records no target plan (spec.to.desiredStateDigest); refusing to approve "
+                           "it" % rollout.name)
     if isinstance(rollout.approval, objects.Approval):
         approval = rollout.approval
+        if isinstance(approval.expires, datetime.datetime) and approval.expires <= now:
+            raise RefusedError("rollout %s was approved by %s until %s, and that approval has expired; an approval "
+                               "can be neither changed nor extended: the rollout ends Expired, and a new attempt "
+                               "of it needs a new approval" % (rollout.name, approval.user,
+                                                               writes.shown_time(approval.expires)))
         raise RefusedError("rollout %s is already approved by %s until %s; an approval can be neither changed "
-                           "nor extended" % (rollout.name, approval.user, _time(approval.expires)))
+                           "nor extended" % (rollout.name, approval.user, writes.shown_time(approval.expires)))
     if rollout.approval_required is not True:
         raise RefusedError("rollout %s needs no approval (spec.approvalRequired is %s)"
                            % (rollout.name, "false" if rollout.approval_required is False else "not set"))
@@ -78,8 +125,10 @@ def _expiry(rollout, lifetime, now):
         return now + datetime.timedelta(seconds=lifetime)
     writes.refuse_invalid(rollout, rollout.deadline)
     if rollout.deadline is None:
-        raise RefusedError("rollout %s has no deadline; give --expires DURATION" % rollout.name)
+        raise RefusedError("rollout %s has no deadline, so an approval has no default end; give --expires "
+                           "DURATION" % rollout.name)
     if rollout.deadline <= now:
-        raise RefusedError("rollout %s: its deadline %s has passed; give --expires DURATION to approve it"
-                           % (rollout.name, _time(rollout.deadline)))
+        raise RefusedError("rollout %s: its deadline %s has passed, so an approval has no default end; give "
+                           "--expires DURATION to approve it for that long" % (rollout.name,
+                                                                              writes.shown_time(rollout.deadline)))
     return rollout.deadline

@@ -1,40 +1,56 @@
-"""``kubectl aicr revoke ROLLOUT --reason TEXT``.
+"""``kubectl aicr revoke ROLLOUT --reason TEXT [--expect-digest DIGEST] [--dry-run=server|client|none]``.
 
 Source: ../shared/spec/kubectl-aicr-seed.txt ("revoke") and operator-api.md rule 2.
-Records ``spec.revocation`` {user, time, reason} once. Refused before writing:
-a rollout that is not approved, already revoked, or has ended. While the
-rollout is Validating the API server refuses it; that refusal is shown as it came.
+Records ``spec.revocation`` {user, time, reason} once. Decided on ONE read of the
+rollout (writes.py): refused before writing are a rollout that is not approved,
+already revoked, or has ended, and one whose target plan is not the --expect-digest
+given. The approval it revokes, the UID, target plan, assessment digest and phase are
+shown and pinned until the write lands. While the rollout is Validating the API
+server refuses it; that refusal is shown as it came.
 """
 
 from .. import objects, output, session
 from ..errors import RefusedError
 from . import writes
 
+FACTS = writes.COMMON_FACTS + ("approval", "revocation")
+
 
 def run(invocation):
     reason = writes.checked_reason(invocation.reason)
+    expected = writes.checked_expected_digest(invocation.expect_digest)
+    dry_run = writes.checked_dry_run(invocation.dry_run)
     with session.connect(invocation) as client:
         user = writes.who_am_i(client)
+        raw, rollout = writes.read_rollout(client, invocation.name)
+        _check(rollout)
+        writes.require_target(rollout, expected)
+        operations = objects.revocation_operations(user, writes.now_utc(client), reason)
+        decision = writes.Decision(invocation.name, raw, FACTS, operations)
+        approval = rollout.approval
+        writes.show("revoking rollout %s as %s, on what was read (the write is refused if any of it changes):"
+                    % (output.safe(rollout.name), output.safe(user)),
+                    writes.fact_pairs(rollout, ("Assessment", rollout.assessment_digest or "none"),
+                                      ("Approval", "by %s until %s" % (output.safe(approval.user), output.safe(
+                                          writes.shown_time(approval.expires))))))
+        stored = writes.land(client, decision, dry_run)
+    value = operations[0]["value"]
+    result = ["rollout %s revoked by %s at %s" % (output.safe(rollout.name), output.safe(value["user"]),
+                                                 output.safe(value["time"])),
+              "reason: %s" % output.safe(value["reason"])]
+    if stored is None:
+        return writes.confirm(result + writes.patch_lines(decision), dry_run, "")
+    writes.check_answer(stored, decision, {"/spec/revocation": value})
+    return writes.confirm(result, dry_run, "the revocation of rollout %s by %s at %s"
+                          % (rollout.name, user, value["time"]))
 
-        sent = {}
 
-        def decide(rollout):
-            writes.refuse_invalid(rollout, rollout.approval, rollout.revocation, rollout.outcome)
-            if isinstance(rollout.revocation, objects.Revocation):
-                revocation = rollout.revocation
-                raise RefusedError("rollout %s is already revoked by %s at %s" % (
-                    rollout.name, revocation.user, writes.shown_time(revocation.time)))
-            writes.require_open(rollout, "revoked")
-            if rollout.approval is None:
-                raise RefusedError("rollout %s is not approved; there is nothing to revoke" % rollout.name)
-            sent.update(uid=rollout.uid, time=writes.now_utc(client))
-            return objects.revocation_operations(user, sent["time"], reason)
-
-        stored = objects.rollout(writes.conditional_patch(client, invocation.name, decide))
-    writes.check_stored(stored, invocation.name, sent["uid"], "revocation", user=user, reason=reason,
-                        time=sent["time"])
-    revocation = stored.revocation
-    output.say("rollout %s revoked by %s at %s" % (output.safe(stored.name), output.safe(revocation.user),
-                                                 output.safe(writes.shown_time(revocation.time))))
-    output.say("reason: %s" % output.safe(revocation.reason))
-    return 0
+def _check(rollout):
+    writes.refuse_invalid(rollout, rollout.uid, rollout.approval, rollout.revocation, rollout.outcome)
+    if isinstance(rollout.revocation, objects.Revocation):
+        revocation = rollout.revocation
+        raise RefusedError("rollout %s is already revoked by %s at %s" % (
+            rollout.name, revocation.user, writes.shown_time(revocation.time)))
+    writes.require_open(rollout, "revoked")
+    if rollout.approval is None:
+        raise RefusedError("rollout %s is not approved; there is nothing to revoke" % rollout.name)

@@ -1,20 +1,26 @@
-"""What approve, revoke and acknowledge share: who the caller is, and the conditional write.
+"""What approve, revoke and acknowledge share: who the caller is, the facts a decision is pinned to, and
+the write that carries them.
 
 Sources: ../shared/spec/kubectl-aicr-seed.txt and operator-api.md ("What the API
-server enforces"); Kubernetes API conventions on optimistic concurrency
-(resourceVersion) and RFC 6902 (JSON Patch ``test``).
+server enforces"); RFC 6902 (JSON Patch ``test``) as kube-apiserver applies it
+(``handlers/patch.go``, json-patch v4); kubectl's ``--dry-run`` (``cmd/util``
+GetDryRunStrategy) and the API's ``dryRun=All`` (Kubernetes API concepts, "Dry-run").
 
-Every write is a JSON patch whose first operation tests ``/metadata/resourceVersion``
-against the object the decision was checked on: the server applies it only to
-that exact state, never as a blind overwrite. When the server refuses it (409
-Conflict, or 422 for a failed ``test``) the rollout is read again and checked
-again: a changed rollout is re-decided (a refusal now names, for example, who
-approved first), an unchanged one means the refusal was the server's own
-(an admission rule) and it is shown as it came. All of this stays inside the
-command's 30-second deadline.
+One rule for every write command: the rollout is read ONCE; the command decides on
+that read (refusing with the reason) and shows what the decision rests on before
+writing. The write is a JSON patch whose first operations ``test`` those facts
+(:data:`COMMON_FACTS` and the command's own: UID, target plan, assessment digest,
+phase, outcome, and e.g. the release awaited), so the API server itself refuses it if
+any of them changed in between. Unrelated changes (status messages, step states) do
+not stop it: no resourceVersion is tested. When a ``test`` fails (422 with no details,
+or a 409 conflict) the rollout is read again: if a pinned fact changed, nothing is
+written and the command fails naming what changed; if none did, the same patch (the
+same decision, never a new one) is sent again, a bounded number of times. Every other
+refusal of the server (an admission rule, RBAC) is shown as it came.
 """
 
 import datetime
+import json
 import time
 
 from .. import objects, output
@@ -22,10 +28,15 @@ from ..cli import MAX_REASON_CHARS, parse_duration
 from ..errors import ApiError, AicrError, RefusedError, UsageError
 
 JSON_PATCH = "application/json-patch+json"
-MAX_ATTEMPTS = 8            # reads and writes of one decision, when others keep changing the rollout
-BACKOFF_SECONDS = 0.1       # the pause before the second attempt, doubling up to MAX_BACKOFF_SECONDS
+MAX_ATTEMPTS = 4            # sends of one unchanged decision while the server reports conflicts
+BACKOFF_SECONDS = 0.1       # the pause before the second send, doubling up to MAX_BACKOFF_SECONDS
 MAX_BACKOFF_SECONDS = 2.0
 MIN_EXPIRES_SECONDS = 60
+MIN_DIGEST_PREFIX = 16      # hex digits of --expect-digest, as describe shortens digests
+
+# What every decision rests on (keys of objects.FACT_POINTERS); each command adds its own.
+COMMON_FACTS = ("uid", "target", "assessment", "phase", "outcome", "outcome-label")
+EXIT_RECORDED = 0           # the decision was recorded, but its confirmation could not be printed
 
 
 def who_am_i(client):
@@ -61,45 +72,225 @@ def now_utc(client=None):
     return (now or datetime.datetime.now(datetime.timezone.utc)).replace(microsecond=0)
 
 
-def conditional_patch(client, name, decide):
-    """Read rollout ``name``, let ``decide(rollout)`` check it and return JSON patch operations, apply them
-    pinned to the resourceVersion read; on a conflict read, decide and try again until the deadline.
+def read_rollout(client, name):
+    """GET rollout ``name`` once -> (the object as read, a dict; its :class:`objects.Rollout` view)."""
+    raw = client.get(objects.rollout_path(name))
+    return raw, objects.rollout(raw)
 
-    ``decide`` raises RefusedError to refuse. Returns the rollout object as the server stored it (dict).
+
+class Decision:
+    """A write decided on one read of a rollout: ``raw`` (the object as read), ``facts`` (keys of
+    :data:`objects.FACT_POINTERS` it rests on) and ``operations`` (the JSON patch operations that record it).
+
+    ``pins`` are the ``(fact, test operation)`` pairs, one per tested path; ``patch`` is what is sent:
+    the tests first, then the operations.
     """
-    path = objects.rollout_path(name)
+
+    def __init__(self, name, raw, facts, operations):
+        self.name, self.raw, self.facts, self.operations = name, raw, tuple(facts), list(operations)
+        self.pins, paths = [], set()
+        for fact in self.facts:
+            test = objects.pin_operation(raw, fact)
+            if test["path"] not in paths:
+                paths.add(test["path"])
+                self.pins.append((fact, test))
+
+    @property
+    def patch(self):
+        return [test for _, test in self.pins] + self.operations
+
+    def changed_facts(self, now):
+        """The facts whose value in ``now`` (the rollout read again, a dict) differs from the read decided on."""
+        return [fact for fact in self.facts
+                if not objects.json_equal(objects.pointer_value(self.raw, objects.FACT_POINTERS[fact]),
+                                          objects.pointer_value(now, objects.FACT_POINTERS[fact]))]
+
+
+def land(client, decision, dry_run="none"):
+    """Send ``decision``'s patch; return the rollout as the server answered it (dict), or None for
+    ``dry_run`` "client" (nothing is sent). "server" sends it with ``dryRun=All``: admission judges it,
+    nothing is stored.
+
+    A failed ``test`` (or a conflict) leads to one new read: RefusedError naming what changed when a pinned
+    fact did; otherwise the same patch again (at most :data:`MAX_ATTEMPTS` sends, paced), then the server's
+    error as it came. Any other error of the server is raised as it came (ApiError).
+    """
+    if dry_run == "client":
+        return None
+    path = objects.rollout_path(decision.name)
+    query = {"dryRun": "All"} if dry_run == "server" else None
     for attempt in range(MAX_ATTEMPTS):
         if attempt:
             time.sleep(min(BACKOFF_SECONDS * 2 ** (attempt - 1), MAX_BACKOFF_SECONDS, client.deadline.remaining()))
-        current = objects.rollout(client.get(path))
-        operations = decide(current)
-        version = current.resource_version
-        if not isinstance(version, str) or not version:
-            raise RefusedError("rollout %s has no resourceVersion; refusing to write without a precondition"
-                               % name)
-        patch = [{"op": "test", "path": "/metadata/resourceVersion", "value": version}] + operations
         try:
-            return client.request("PATCH", path, body=patch, content_type=JSON_PATCH)
+            return client.request("PATCH", path, query=query, body=decision.patch, content_type=JSON_PATCH)
         except ApiError as exc:
-            if exc.code not in (409, 422):
+            if not failed_precondition(exc):
                 raise
-            client.deadline.remaining()
-            again = objects.rollout(client.get(path))
-            if again.resource_version == version:
-                raise  # the state is what we checked: this refusal is the server's own rule
-            # The rollout changed under us: decide again on the new state (next loop, after a pause).
-    raise RefusedError("rollout %s kept changing while this command tried to write (%d attempts); nothing was "
-                       "written; try again" % (name, MAX_ATTEMPTS))
+            refused = exc
+        now = _read_again(client, decision.name)
+        changed = decision.changed_facts(now)
+        if changed:
+            raise RefusedError("rollout %s changed after it was read: %s; nothing was written; describe it again"
+                               % (decision.name, changes_text(decision.raw, now, changed)))
+    raise refused
 
 
-def check_stored(stored, sent_to, uid, what, **expected):
-    """The rollout the server answered a write with must be the one written (name and UID) and hold
-    exactly what was sent (``expected``: field of ``what`` -> value); RefusedError otherwise."""
-    record = getattr(stored, what)
-    if stored.name != sent_to or (uid and stored.uid != uid) or record is None or isinstance(record, objects.Invalid) \
-            or any(getattr(record, key) != value for key, value in expected.items()):
-        raise RefusedError("the API server answered the %s of rollout %s with something other than what was "
-                           "written; check with kubectl aicr describe %s" % (what, sent_to, sent_to))
+def failed_precondition(exc):
+    """True for the server's refusal of a precondition: a failed JSON-patch ``test`` (422 whose Status has no
+    details: patch.go keeps only a generic text) or a 409 Conflict. An admission denial or a schema error
+    (422 with details naming the object) is not one."""
+    return exc.code == 409 or (exc.code == 422 and not (exc.status or {}).get("details"))
+
+
+def _read_again(client, name):
+    try:
+        return client.get(objects.rollout_path(name))
+    except ApiError as exc:
+        if exc.code == 404:
+            raise RefusedError("rollout %s was deleted after it was read; nothing was written" % name) from None
+        raise
+
+
+def _digests(new, old):
+    """Two digests as describe shortens them, in full where the short forms would look alike."""
+    short_new, short_old = objects.short_digest(new), objects.short_digest(old)
+    return (new, old) if short_new == short_old else (short_new, short_old)
+
+
+def changes_text(before, after, changed):
+    """One clause per changed fact (``before`` and ``after``: the rollout objects, dicts)."""
+    old, new = objects.rollout(before), objects.rollout(after)
+    if "uid" in changed:
+        return "the rollout was deleted and created again (UID %s, now %s)" % (old.uid, new.uid)
+    clauses = []
+    for fact in changed:
+        text = _change_text(fact, old, new)
+        if text not in clauses:
+            clauses.append(text)
+    return "; ".join(clauses)
+
+
+def _change_text(fact, old, new):
+    if fact == "target":
+        return "the rollout now targets %s, not %s" % _digests(new.to_digest, old.to_digest)
+    if fact == "assessment":
+        return "the rollout's assessment is now %s, not %s" % _digests(new.assessment_digest or "none",
+                                                                      old.assessment_digest or "none")
+    if fact == "phase":
+        return "the rollout is now in phase %s, not %s" % (new.phase or "<none>", old.phase or "<none>")
+    if fact in ("outcome", "outcome-label"):
+        return "the rollout has ended (outcome %s)" % new.outcome if new.ended else "the rollout's outcome changed"
+    if fact == "awaited":
+        if not new.awaiting_acknowledgement:
+            return "the rollout no longer waits on %s" % old.awaiting_acknowledgement
+        return "the rollout now waits on %s, not %s" % (new.awaiting_acknowledgement,
+                                                       old.awaiting_acknowledgement or "any release")
+    if fact == "approval":
+        if old.approval is None and isinstance(new.approval, objects.Approval):
+            return "it is already approved by %s until %s" % (new.approval.user, shown_time(new.approval.expires))
+        return "its approval changed (now %s)" % (new.approval,)
+    if fact == "revocation":
+        if old.revocation is None and isinstance(new.revocation, objects.Revocation):
+            return "it was revoked by %s at %s" % (new.revocation.user, shown_time(new.revocation.time))
+        return "its revocation changed (now %s)" % (new.revocation,)
+    if fact == "acknowledgements":
+        added = new.acknowledgements[len(old.acknowledgements):] \
+            if isinstance(new.acknowledgements, list) and isinstance(old.acknowledgements, list) else []
+        for ack in added:
+            if isinstance(ack, objects.Acknowledgement):
+                return "release %s is already acknowledged by %s at %s" % (ack.release, ack.user,
+                                                                          shown_time(ack.time))
+        return "its acknowledgements changed"
+    if fact == "deadline":
+        return "its deadline is now %s, not %s" % (shown_time(new.deadline), shown_time(old.deadline))
+    if fact == "approval-required":
+        return "spec.approvalRequired is now %s, not %s" % (new.approval_required, old.approval_required)
+    return "%s changed" % objects.FACT_POINTERS[fact]
+
+
+def check_answer(stored, decision, expected):
+    """The rollout the server answered the write with must be the one decided on: its name, and every pinned
+    fact the write does not set as read; and hold ``expected`` ({JSON pointer: value}, what was written).
+    RefusedError otherwise (the write may have landed: the message says to look)."""
+    written = set(expected)
+    kept = [fact for fact in decision.facts if objects.FACT_POINTERS[fact] not in written]
+    name = decision.name
+    moved = [fact for fact in decision.changed_facts(stored) if fact in kept]
+    if objects.pointer_value(stored, "/metadata/name") != name or moved or any(
+            not objects.json_equal(objects.pointer_value(stored, pointer), value) for pointer, value in expected.items()):
+        raise RefusedError("the API server answered the write of rollout %s with something other than what was "
+                           "written; check with kubectl aicr describe %s" % (name, name))
+
+
+def show(heading, pairs, more=()):
+    """Show, on stderr and before anything is written, what the decision rests on: ``heading``, the
+    ``pairs`` (label, value) and ``more`` lines (already safe). AicrError when they cannot be shown."""
+    output.inform([heading] + output.fields(pairs, indent=2) + list(more))
+
+
+def fact_pairs(rollout, *extra):
+    """(label, value) pairs of the facts every decision rests on, as describe prints them."""
+    return [("UID", rollout.uid), ("Target plan", rollout.to_digest), ("Phase", rollout.phase),
+            ("Outcome", rollout.outcome)] + list(extra)
+
+
+def confirm(lines, dry_run, recorded):
+    """Print the result ``lines`` (already safe) on stdout and return the exit status.
+
+    After a real write, a failure to print (stdout closed, full or a closed pipe) cannot undo the decision:
+    one line on stderr says ``recorded`` (what was recorded) and the status is :data:`EXIT_RECORDED`.
+    """
+    suffix = {"server": " (server dry run)", "client": " (dry run)"}.get(dry_run, "")
+    lines = [lines[0] + suffix] + list(lines[1:])
+    try:
+        output.write_lines(lines)
+    except (AicrError, OSError) as exc:
+        if dry_run != "none":
+            raise
+        why = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc).replace(
+            "cannot write the output: ", "")
+        try:
+            output.warning("%s was recorded, but its confirmation could not be written to standard output (%s)"
+                           % (recorded, why))
+        except (AttributeError, OSError, ValueError):
+            pass
+        return EXIT_RECORDED
+    return 0
+
+
+def patch_lines(decision):
+    """``--dry-run=client``: the request that would be sent, one line of JSON (ASCII, escaped)."""
+    return ["would send: PATCH %s (%s) %s" % (objects.rollout_path(decision.name), JSON_PATCH,
+                                             output.safe(json.dumps(decision.patch, sort_keys=True)))]
+
+
+def checked_dry_run(mode):
+    """--dry-run: None (not given) is "none"."""
+    return mode or "none"
+
+
+def checked_expected_digest(text):
+    """--expect-digest: ``sha256:<hex>`` or ``<hex>``, 16 to 64 lowercase hex digits -> ``sha256:<hex>``;
+    None when not given. UsageError otherwise."""
+    if text is None:
+        return None
+    hexpart = text[len("sha256:"):] if text.startswith("sha256:") else text
+    if not (MIN_DIGEST_PREFIX <= len(hexpart) <= 64) or any(c not in "0123456789abcdef" for c in hexpart):
+        raise UsageError("--expect-digest %s is not a desired-state digest: give sha256:<64 hex> or its first %d "
+                         "or more lowercase hex digits, as kubectl aicr describe prints it"
+                         % (output.safe(text), MIN_DIGEST_PREFIX))
+    return "sha256:" + hexpart
+
+
+def require_target(rollout, expected):
+    """--expect-digest: refuse unless the rollout's target plan (as read) starts with ``expected``."""
+    if expected is None:
+        return
+    target = rollout.to_digest
+    if not isinstance(target, str) or not target.startswith(expected):
+        raise RefusedError("rollout %s targets %s, not %s (--expect-digest); nothing was written; describe it again"
+                           % (rollout.name, target, expected))
 
 
 def require_open(rollout, action):
@@ -151,8 +342,9 @@ def checked_expires(expires):
     return seconds
 
 
-def print_record_steps(rollout, when, heading, release=None):
-    """Print the transition-record steps of ``when`` (PreApply or PostApply) that a decision covers."""
+def record_step_lines(rollout, when, heading, release=None):
+    """The transition-record steps of ``when`` (PreApply or PostApply) that a decision covers, under
+    ``heading``; no lines when there are none."""
     records = rollout.transition_records if isinstance(rollout.transition_records, list) else []
     lines = []
     for record in records:
@@ -162,5 +354,4 @@ def print_record_steps(rollout, when, heading, release=None):
             if isinstance(step, objects.RecordStep) and step.when == when:
                 lines.append("  %s %s: %s" % (output.safe(record.release), output.safe(step.id),
                                               output.safe(step.description)))
-    if lines:
-        output.write_lines([heading] + lines)
+    return [heading] + lines if lines else []
