@@ -207,20 +207,24 @@ class IdentityFront:
             self._requests.clear()
             self._interpositions.clear()
 
-    def interpose(self, action, method="PATCH", path=None, count=1):
-        """Run ``action(record)`` when the next ``count`` requests with ``method`` (and, when given, whose
-        path is ``path`` or ends with it) arrive, after authentication and before the request is
-        forwarded. ``action`` runs in the request's thread; what it raises is answered as a 500 Status."""
+    def interpose(self, action, method="PATCH", path=None, when="before", count=1):
+        """Run ``action(record)`` for the next ``count`` requests with ``method`` (and, when given, whose
+        path is ``path``), after authentication: ``when`` ``"before"`` the request is forwarded (another
+        client's write lands before a command's PATCH is judged) or ``"after"`` the real server answered
+        it and before the answer is sent on (a change right after a command's read). ``action`` runs in
+        the request's thread; what it raises is answered as a 500 Status."""
+        if when not in ("before", "after"):
+            raise ValueError("when must be before or after")
         with self._lock:
-            self._interpositions.append([method, path, count, action])
+            self._interpositions.append([method, path, when, count, action])
 
-    def _take_interposition(self, record):
+    def _take_interposition(self, record, when):
         with self._lock:
             for entry in self._interpositions:
-                method, path, count, action = entry
-                if record.method == method and (path is None or record.path == path or record.path.endswith(path)):
-                    entry[2] -= 1
-                    if entry[2] <= 0:
+                method, path, at, count, action = entry
+                if (record.method, at) == (method, when) and path in (None, record.path):
+                    entry[3] -= 1
+                    if entry[3] <= 0:
                         self._interpositions.remove(entry)
                     return action
         return None
@@ -264,10 +268,14 @@ class IdentityFront:
             info["groups"] = list(identity.groups)
             return 201, {"kind": "SelfSubjectReview", "apiVersion": "authentication.k8s.io/v1",
                          "metadata": {"creationTimestamp": None}, "status": {"userInfo": info}}, ()
-        action = self._take_interposition(record)
+        action = self._take_interposition(record, "before")
         if action is not None:
             action(record)
-        return self._forward(handler, record, identity)
+        answer = self._forward(handler, record, identity)
+        action = self._take_interposition(record, "after")
+        if action is not None:
+            action(record)
+        return answer
 
     def _authenticate(self, handler):
         """Identity, or None for a credential the real server would answer 401."""

@@ -37,7 +37,9 @@ What is set up at start (all files in a temporary folder, removed at stop):
 Users (every one has a token; a client certificate is issued when a kubeconfig asks):
 alice@example.com (aicr-approvers, certificate by default), bob@example.com (approver),
 carol@example.com (aicr-readers), mallory@example.com (no rights), admin (system:masters),
-approver-01 .. approver-20 (aicr-approvers, tokens).
+approver-01 .. approver-20 (aicr-approvers, tokens), and aicr-rules-exempt-admin
+(system:masters; the one user the admission webhook does not judge, used only by
+:meth:`RealAPIServer.apply_action` for what the rules forbid everyone else).
 
 Differences from the operator's cluster to keep in mind: this is kube-apiserver v1.20.2
 (Debian's newest), so there is no SelfSubjectReview (1.28+; the front answers it), no CEL
@@ -96,6 +98,7 @@ USERS = (
     User("carol@example.com", (READERS,), False, "carol"),
     User("mallory@example.com", (), False, "mallory"),
     User("admin", (MASTERS,), True, "admin"),
+    User(admission_webhook.EXEMPT_USER, (MASTERS,), False, "rules-exempt-admin"),
 ) + tuple(User("approver-%02d" % i, (APPROVERS,), False, "approver-%02d" % i) for i in range(1, 21))
 
 READY_TIMEOUT = 60.0
@@ -541,13 +544,16 @@ class RealAPIServer:
         return self._contexts[key]
 
     def request(self, method, path, body=None, user="admin", token=None, content_type=None,
-                timeout=REQUEST_TIMEOUT, raw=False, front=False):
+                timeout=REQUEST_TIMEOUT, raw=False, front=False, impersonate=None):
         """One HTTPS request; returns ``(status code, decoded JSON body or text)``, never raises
         for an HTTP error. Identity: ``user`` (admin and alice by client certificate, the others
         by token; None for anonymous) or an explicit bearer ``token``. ``body``: dict (JSON) or
         bytes; ``content_type`` defaults to application/json. ``front``: to the identity front
-        (tests/identity_front.py) instead of the server itself."""
+        (tests/identity_front.py) instead of the server itself. ``impersonate``: a username sent
+        as ``Impersonate-User`` (the server then judges that user)."""
         headers = {"Accept": "application/json"}
+        if impersonate:
+            headers["Impersonate-User"] = impersonate
         style = None
         if token is not None:
             headers["Authorization"] = "Bearer " + token
@@ -649,6 +655,32 @@ class RealAPIServer:
                 self._discovery.pop("%s/%s" % (obj["spec"]["group"], obj["spec"]["versions"][0]["name"]), None)
             stored.append(reply)
         return stored
+
+    def apply_action(self, action, operator_namespace=OPERATOR_NAMESPACE):
+        """Make one change of tests/interpositions.py as real requests: ``recreate`` deletes the object and
+        creates it again (a new uid; a rollout's status written after); ``patch`` sends its JSON patch to the
+        object or its ``status`` subresource as ``action["user"]``: a configured user with their own
+        credentials, ``admin`` as :data:`admission_webhook.EXEMPT_USER` (the changes the operator's rules
+        forbid everyone, made anyway to test the plugin's pins), anyone else by impersonation (the
+        operator's service account). Raises APIStatusError when the server refuses."""
+        api_version = "v1" if action["kind"] == "ConfigMap" else "operator.aicr.run/v1alpha1"
+        namespace = operator_namespace if action["kind"] == "ConfigMap" else None
+        path = self.object_path(api_version, action["kind"], action["name"], namespace)
+        if action["action"] == "recreate":
+            self._call("DELETE", path, ok=(200, 404))
+            obj = copy.deepcopy(action["object"])
+            obj.setdefault("apiVersion", api_version)
+            if namespace:
+                obj["metadata"]["namespace"] = namespace
+            return self.load_objects([obj])[0]
+        if action["action"] != "patch":
+            raise ValueError("unknown action %r" % action["action"])
+        user = action.get("user") or "admin"
+        who = {"user": admission_webhook.EXEMPT_USER} if user == "admin" else (
+            {"user": user} if user in self.users else {"user": "admin", "impersonate": user})
+        if action.get("subresource"):
+            path += "/" + action["subresource"]
+        return self._call("PATCH", path, action["patch"], content_type="application/json-patch+json", **who)
 
     def get(self, obj_or_api_version, kind=None, name=None, namespace=None, user="admin"):
         """GET an object (admin by default); raises APIStatusError on an HTTP error."""

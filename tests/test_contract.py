@@ -757,9 +757,6 @@ RULE_CASES = {
                           "immutable", "the label operator.aicr.run/outcome is immutable"),
 }
 
-# Set to True once tests/apiserver.py honours ?dryRun=All (issue 11's branch adds it).
-DRY_RUN_ON_THE_TEST_SERVER = False
-
 POLICY_NAMES = {"approval": "aicr-rollout-approval", "revocation": "aicr-rollout-revocation",
                 "acknowledgements": "aicr-rollout-acknowledgements", "immutable": "aicr-rollout-immutable"}
 
@@ -805,10 +802,8 @@ def test_the_operators_rules_deny_with_the_rules_message_and_store_nothing(any_s
     [{"op": "add", "path": "/spec/approval", "value": approval()}],
     [{"op": "add", "path": "/metadata/labels/team", "value": "gpu"}],
 ])
-def test_what_the_rules_allow_is_stored_and_a_dry_run_stores_nothing(loaded, ops, request):
+def test_what_the_rules_allow_is_stored_and_a_dry_run_stores_nothing(loaded, ops):
     server, name, stored = loaded
-    if server.kind == "fake" and not DRY_RUN_ON_THE_TEST_SERVER:
-        request.applymarker(pytest.mark.xfail(strict=True, reason="the test server gains dryRun=All with issue 11"))
     code, body = server.request("PATCH", RR + "/" + name + "?dryRun=All", ops, user="bob@example.com",
                                 content_type=JSON_PATCH)
     assert code == 200, body

@@ -21,7 +21,10 @@ import shlex
 
 import pytest
 
+from tests import interpositions
+from tests import test_decision_pinning as pinning
 from tests.apiserver import FIXTURE_ANNOTATION, load_fixtures
+from tests import admission_webhook
 from tests.real_apiserver import real_apiserver  # noqa: F401  (session fixture)
 from tests.test_describe import check_awaiting_approval, field
 
@@ -417,7 +420,8 @@ def test_approve_revoke_and_acknowledge_record_the_server_reported_user(run, clu
         name, approval["expires"])
     [patch] = patches(front)
     assert (patch.status, patch.user, patch.content_type) == (200, "bob@example.com", "application/json-patch+json")
-    assert json.loads(patch.body)[0]["path"] == "/metadata/resourceVersion"
+    assert json.loads(patch.body)[0] == {"op": "test", "path": "/metadata/uid",
+                                         "value": cluster.get("awaiting-approval")["metadata"]["uid"]}
 
     name = cluster.name("approved-rolling-out")
     result = run("revoke", name, "--reason", "Training job not checkpointed", kubeconfig=via_front(cluster))
@@ -463,8 +467,11 @@ def test_the_servers_admission_refusal_is_shown_as_it_came(run, cluster, front):
     before = cluster.get("validating")
     result = run("revoke", name, "--reason", "r", kubeconfig=via_front(cluster))
     assert result.returncode == 1 and result.stdout == ""
-    assert result.stderr == ('error: admission webhook "aicr-rollout-revocation.operator.aicr.run" denied the '
-                             "request: spec.revocation cannot be set while status.phase is Validating\n")
+    # what the decision rests on is shown first (stderr), then the denial, as it came
+    assert "  Phase:        Validating" in result.stderr.splitlines()
+    assert result.stderr.splitlines()[-1] == (
+        'error: admission webhook "aicr-rollout-revocation.operator.aicr.run" denied the request: spec.revocation '
+        "cannot be set while status.phase is Validating")
     assert [p.status for p in patches(front)] == [422]
     # one PATCH; the server may judge it twice (etcd3's GuaranteedUpdate retries an update that failed on a
     # cached, possibly stale object with the current one), always by the same rule
@@ -478,9 +485,9 @@ def test_a_reader_is_refused_by_the_real_servers_rbac(run, cluster, front):
     before = cluster.get("awaiting-approval")
     result = run("approve", name, "--reason", "r", kubeconfig=via_front(cluster, "carol@example.com"))
     assert result.returncode == 1
-    assert result.stderr == ('error: runtimerollouts.operator.aicr.run "%s" is forbidden: User "carol@example.com" '
-                             'cannot patch resource "runtimerollouts" in API group "operator.aicr.run" at the '
-                             "cluster scope\n" % name)
+    assert result.stderr.splitlines()[-1] == (
+        'error: runtimerollouts.operator.aicr.run "%s" is forbidden: User "carol@example.com" cannot patch resource '
+        '"runtimerollouts" in API group "operator.aicr.run" at the cluster scope' % name)
     assert cluster.get("awaiting-approval") == before
 
 
@@ -556,41 +563,123 @@ def test_two_acknowledgements_racing_record_one(plugin, cluster, front, tmp_path
     assert "is already acknowledged by %s" % after[-1]["user"] in loser
 
 
-def test_another_clients_write_between_read_and_write_is_met_by_the_resource_version_test(run, cluster, front):
-    """A real PATCH by bob lands between alice's read and her write (interposed by the front): her patch's
-    resourceVersion `test` fails on the real server, she reads again and is refused by bob's approval."""
-    name = cluster.name("awaiting-approval")
-    item = RR + "/" + name
-
-    def bob_approves(record):
-        code, body = cluster.server.request(
-            "PATCH", item, {"spec": {"approval": {"user": "bob@example.com", "expires": "2030-01-01T00:00:00Z",
-                                                  "reason": "bob first"}}},
-            user="bob@example.com", content_type="application/merge-patch+json")
-        assert code == 200, body
-
-    front.interpose(bob_approves, "PATCH", item)
-    result = run("approve", name, "--reason", "alice", kubeconfig=via_front(cluster))
-    assert result.returncode == 1
-    assert "is already approved by bob@example.com until 2030-01-01T00:00:00Z" in result.stderr, result.stderr
-    assert [p.status for p in patches(front)] == [422]          # the real server's failed `test`
-    assert cluster.get("awaiting-approval")["spec"]["approval"]["reason"] == "bob first"
-
-
 def test_the_requests_a_command_sends(run, cluster, front):
     """The front's request log: describe reads twice on one connection; approve learns who it is, reads, and
-    writes once, a JSON patch pinned by a `test` of the resourceVersion it read."""
+    writes once, a JSON patch pinned by `test`s of the facts it read, the rollout's uid first."""
     result = run("describe", cluster.name("awaiting-approval"), kubeconfig=via_front(cluster))
     assert result.returncode == 0, result.stderr
     reads = front.requests
     assert [r.method for r in reads] == ["GET", "GET"] and len({r.connection for r in reads}) == 1
     front.clear()
     name = cluster.name("awaiting-approval")
-    version = cluster.get("awaiting-approval")["metadata"]["resourceVersion"]
+    uid = cluster.get("awaiting-approval")["metadata"]["uid"]
     result = run("approve", name, "--reason", "r", kubeconfig=via_front(cluster))
     assert result.returncode == 0, result.stderr
     sent = front.requests
     assert [r.path for r in sent if r.method == "POST"] == ["/apis/authentication.k8s.io/v1/selfsubjectreviews"]
     assert {r.method for r in sent} == {"GET", "POST", "PATCH"} and len({r.connection for r in sent}) == 1
     [patch] = patches(front)
-    assert json.loads(patch.body)[0] == {"op": "test", "path": "/metadata/resourceVersion", "value": version}
+    assert json.loads(patch.body)[0] == {"op": "test", "path": "/metadata/uid", "value": uid}
+
+
+# --------------------------------------------------------------------------- another client's write in between
+#
+# The matrix of tests/test_decision_pinning.py on the real server: the change of tests/interpositions.py is
+# made with real requests (RealAPIServer.apply_action: a JSON patch by the other approver, the operator's
+# status patch, a delete and create) by the identity front, after the command's read of the rollout and
+# before its PATCH is forwarded ("before-patch"), or right after approve's first read ("after-read").
+
+
+def _applies(command, change):
+    given = {o["metadata"]["annotations"][FIXTURE_ANNOTATION]: o for o in load_fixtures(FIXTURES)}
+    return interpositions.CHANGES[change].make(copy.deepcopy(given[interpositions.TARGETS[command]]),
+                                               "aicr-system") is not None
+
+
+REAL_MATRIX = [case for case in pinning.MATRIX if _applies(case[0], case[1])]
+
+
+@pytest.mark.parametrize("command,change,when", REAL_MATRIX)
+def test_a_change_between_read_and_write(run, cluster, front, command, change, when):
+    role = interpositions.TARGETS[command]
+    first = cluster.get(role)
+    name = first["metadata"]["name"]
+    actions = interpositions.CHANGES[change].make(copy.deepcopy(first), "aicr-system")
+    landed = []
+
+    def land(record):
+        landed.append(record)
+        for action in actions:
+            cluster.server.apply_action(action)
+
+    front.interpose(land, "PATCH" if when == "before-patch" else "GET", RR + "/" + name,
+                    "before" if when == "before-patch" else "after")
+    try:
+        result = run(command, name, *pinning.ARGS[command], kubeconfig=via_front(cluster))
+        after = cluster.get(role)
+    finally:
+        for action in actions:  # an immutable report ConfigMap cannot be put back in place
+            if action["kind"] == "ConfigMap":
+                cluster.server.request("DELETE", CM + "/" + action["name"])
+        cluster.reload()
+    assert len(landed) == 1, "the change never landed between the read and the write"
+    words = interpositions.refusal_words(change, command, after_read=(when == "after-read"))
+    if words is None:
+        assert result.returncode == 0, result.stderr
+        assert [p.status for p in patches(front)] == [200]
+        for path in pinning.RESTS_ON[command]:
+            assert pinning.field(after, path) == pinning.field(first, path), path
+        assert len(pinning.by_alice(after)) == len(pinning.by_alice(first)) + 1
+        if command == "acknowledge":
+            awaited = first["status"]["awaitingAcknowledgement"]["release"]
+            assert after["spec"]["acknowledgements"][-1]["release"] == awaited
+            assert after["spec"]["acknowledgements"][:-1] == first["spec"]["acknowledgements"]
+        return
+    assert result.returncode != 0
+    errors = [line for line in result.stderr.splitlines() if line.startswith("error: ")]
+    assert len(errors) == 1 and words in errors[0], result.stderr
+    assert result.stdout == ""
+    assert pinning.by_alice(after) == pinning.by_alice(first), "stored what the first read would not justify"
+    assert all(p.status != 200 for p in patches(front))
+    if when == "after-read" and command == "approve" and change == "report-swapped":
+        assert patches(front) == []
+    else:
+        assert "nothing was written" in errors[0] and "describe it again" in errors[0]
+
+
+# --------------------------------------------------------------------------- --dry-run
+
+
+@pytest.mark.parametrize("command", interpositions.COMMANDS)
+@pytest.mark.parametrize("mode", ["server", "client"])
+def test_dry_run_stores_nothing_on_the_real_server(run, cluster, front, command, mode):
+    role = interpositions.TARGETS[command]
+    before = cluster.get(role)
+    name = before["metadata"]["name"]
+    result = run(command, name, *pinning.ARGS[command], "--dry-run=" + mode, kubeconfig=via_front(cluster))
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines()[0].endswith(" (server dry run)" if mode == "server" else " (dry run)")
+    assert cluster.get(role) == before  # same resourceVersion: nothing reached etcd
+    sent = patches(front)
+    reviews = [r for r in cluster.server.webhook.seen() if r.name == name]
+    if mode == "client":
+        assert sent == [] and reviews == []
+        return
+    assert [(p.query, p.status) for p in sent] == [("dryRun=All", 200)]
+    # sideEffects: None, so the real server sent the dry run to every rule, which allowed it
+    assert {r.policy for r in reviews} == set(admission_webhook.POLICIES_JUDGED)
+    assert all(r.dry_run and r.allowed and r.user == "alice@example.com" for r in reviews)
+
+
+def test_server_dry_run_still_meets_the_operators_rules(run, cluster, front):
+    name = cluster.name("validating")
+    before = cluster.get("validating")
+    result = run("revoke", name, "--reason", "r", "--dry-run=server", kubeconfig=via_front(cluster))
+    assert result.returncode == 1 and result.stdout == ""
+    assert result.stderr.splitlines()[-1] == (
+        'error: admission webhook "aicr-rollout-revocation.operator.aicr.run" denied the request: spec.revocation '
+        "cannot be set while status.phase is Validating")
+    assert [(p.query, p.status) for p in patches(front)] == [("dryRun=All", 422)]
+    denials = {(r.policy, r.dry_run) for r in cluster.server.webhook.seen() if not r.allowed}
+    assert denials == {("revocation", True)}
+    assert cluster.get("validating") == before
