@@ -1,6 +1,7 @@
 """The entry point: parse the command line, run one command, print errors as one ``error:`` line.
 
-Exit status: 0 success; 1 an error (kubeconfig, credentials, transport, an API
+Exit status: 0 success (approve, revoke, acknowledge: the decision was recorded, also when its confirmation
+could not be printed, which stderr then says); 1 an error (kubeconfig, credentials, transport, an API
 error, a refusal); 2 a usage error; 3 content that failed verification (a
 report or recipe that does not match its recorded digest); 130 interrupted
 (Ctrl-C); 70 an internal error (a bug: reported without a traceback).

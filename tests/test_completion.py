@@ -40,7 +40,7 @@ def test_commands_and_flags(complete):
     assert {"describe", "approve", "revoke", "acknowledge", "reproduce", "help"} <= set(names)
     assert directive == [":4"]
     assert complete("ap")[0] == ["approve"]
-    assert complete("describe", "x", "--ex")[0] == ["--expires"]
+    assert complete("describe", "x", "--expi")[0] == ["--expires"]
 
 
 def test_context_names_from_the_kubeconfig(complete, api_server, tmp_path):

@@ -621,6 +621,31 @@ def test_writes_bump_resource_version_and_generation_as_kube_does(loaded):
     assert code == 200 and again["metadata"]["resourceVersion"] == body["metadata"]["resourceVersion"]
 
 
+def test_dry_run_all_judges_a_patch_and_stores_nothing(loaded):
+    """``?dryRun=All`` (kubectl's --dry-run=server, the plugin's too): the answer is the object as it would be
+    stored, a failed ``test`` is the same 422, nothing is stored and the resourceVersion does not move."""
+    server, name, stored = loaded
+    rv = stored["metadata"]["resourceVersion"]
+    pins = [{"op": "test", "path": "/metadata/uid", "value": stored["metadata"]["uid"]},
+            {"op": "test", "path": "/spec/approval", "value": None}]
+    add = [{"op": "add", "path": "/spec/approval", "value": approval()}]
+    code, body = server.request("PATCH", RR + "/" + name + "?dryRun=All", pins + add, user="bob@example.com",
+                                content_type=JSON_PATCH)
+    assert code == 200, body
+    assert body["spec"]["approval"] == approval() and body["metadata"]["resourceVersion"] == rv
+    wrong = [{"op": "test", "path": "/metadata/uid", "value": "00000000-0000-0000-0000-000000000000"}] + add
+    code, body = server.request("PATCH", RR + "/" + name + "?dryRun=All", wrong, user="bob@example.com",
+                                content_type=JSON_PATCH)
+    check_status(body, 422, "Invalid", GENERIC_422, {})
+    code, body = server.request("PATCH", RR + "/" + name + "?dryRun=Some", pins + add, user="bob@example.com",
+                                content_type=JSON_PATCH)
+    assert code == 422 and body["reason"] == "Invalid", body
+    assert body["message"] == 'PatchOptions.meta.k8s.io "" is invalid: dryRun: Unsupported value: ' \
+                              '[]string{"Some"}: supported values: "All"', body
+    code, after = server.request("GET", RR + "/" + name, user="bob@example.com")
+    assert "approval" not in after["spec"] and after["metadata"]["resourceVersion"] == rv
+
+
 # --------------------------------------------------------------------------- kubectl sees the same
 
 

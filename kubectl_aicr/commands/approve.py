@@ -47,7 +47,8 @@ def run(invocation):
         writes.show("approving rollout %s as %s, on what was read (the write is refused if any of it changes):"
                     % (output.safe(rollout.name), output.safe(user)),
                     writes.fact_pairs(rollout, ("Assessment", assessment),
-                                      ("Deadline", writes.shown_time(rollout.deadline))),
+                                      ("Deadline", writes.shown_time(rollout.deadline)),
+                                      ("Approval", "until %s" % writes.shown_time(expires))),
                     writes.record_step_lines(rollout, "PreApply", "this approval acknowledges the pre-apply steps:"))
         for text in warnings:
             output.warning(text)

@@ -31,7 +31,7 @@ def complete(words):
     """(candidates, directive) for the typed ``words``; the last word is the one being completed."""
     done, partial = words[:-1], words[-1]
     flags = {flag for flag, _, _ in cli.FLAGS}
-    if done and done[-1] in flags:
+    if done and done[-1] in flags - set(cli.BARE_FLAG_VALUES):
         return _flag_values(done[-1], partial, done[:-1])
     if partial.startswith("--") and "=" in partial:
         flag, _, value = partial.partition("=")
@@ -41,7 +41,7 @@ def complete(words):
     if partial.startswith("-"):
         names = sorted(flags | {"--help", "--version"})
         return [n for n in names if n.startswith(partial)], NO_FILE
-    operands = _operands(done, flags)
+    operands = _operands(done, flags - set(cli.BARE_FLAG_VALUES))
     if not operands:
         return [c for c in cli.COMMANDS if c.startswith(partial)], NO_FILE
     command = operands[0]
@@ -87,6 +87,8 @@ def _flag_values(flag, partial, done):
         return sorted(n for n in config.contexts if n.startswith(partial)), NO_FILE
     if flag == "--expires":
         return [d for d in DURATIONS if d.startswith(partial)], NO_FILE
+    if flag == "--dry-run":
+        return [m for m in cli.DRY_RUN_MODES if m.startswith(partial)], NO_FILE
     if flag in ("--kubeconfig", "--dir"):
         return [], DEFAULT
     return [], NO_FILE

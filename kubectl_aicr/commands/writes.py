@@ -230,9 +230,9 @@ def show(heading, pairs, more=()):
 
 
 def fact_pairs(rollout, *extra):
-    """(label, value) pairs of the facts every decision rests on, as describe prints them."""
-    return [("UID", rollout.uid), ("Target plan", rollout.to_digest), ("Phase", rollout.phase),
-            ("Outcome", rollout.outcome)] + list(extra)
+    """(label, value) pairs of the facts every decision rests on, as describe prints them (the outcome is
+    pinned too, but a decision is only ever made on a rollout without one)."""
+    return [("UID", rollout.uid), ("Target plan", rollout.to_digest), ("Phase", rollout.phase)] + list(extra)
 
 
 def confirm(lines, dry_run, recorded):
