@@ -31,15 +31,15 @@ import base64
 import collections
 import http.server
 import json
-import socketserver
 import ssl
 import threading
 
 try:
-    from . import apiserver, certs
+    from . import apiserver, certs, identity_front
 except ImportError:  # tests/ itself on sys.path
     import apiserver
     import certs
+    import identity_front
 
 WEBHOOK_SUFFIX = ".operator.aicr.run"
 #: The one identity the rules do not judge: the real tier's stand-in for a cluster administrator who
@@ -112,7 +112,7 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         pass
 
     def do_POST(self):
-        hook = self.server.hook
+        hook = self.server.owner
         policy = self.path.split("?")[0].strip("/")  # kube-apiserver adds ?timeout=10s
         length = int(self.headers.get("Content-Length") or 0)
         if policy not in apiserver.POLICIES or not 0 < length <= MAX_REVIEW_BYTES:
@@ -138,31 +138,6 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         self.wfile.write(data)
 
 
-class _Server(http.server.ThreadingHTTPServer):
-    daemon_threads = True
-
-    def server_bind(self):  # no reverse DNS lookup of the address
-        socketserver.TCPServer.server_bind(self)
-        self.server_name, self.server_port = self.server_address[:2]
-
-    def finish_request(self, sock, client_address):
-        try:
-            sock.settimeout(TIMEOUT_SECONDS)
-            tls = self.hook.ssl_context.wrap_socket(sock, server_side=True)
-        except (OSError, ssl.SSLError):
-            sock.close()
-            return
-        try:
-            self.RequestHandlerClass(tls, client_address, self)
-        except (OSError, ssl.SSLError):
-            pass
-        finally:
-            tls.close()
-
-    def shutdown_request(self, request):
-        pass
-
-
 class AdmissionWebhook:
     """The webhook's HTTPS server on 127.0.0.1 (a free port), its certificate issued by ``ca``
     (trustme) into ``folder``. Attributes: ``url``, ``reviews`` (list of :class:`Review`, oldest
@@ -176,22 +151,15 @@ class AdmissionWebhook:
         self.reviews = []
         self.url = None
         self._httpd = None
-        self._thread = None
 
     def start(self):
-        self._httpd = _Server(("127.0.0.1", 0), _Handler)
-        self._httpd.hook = self
-        self.url = "https://127.0.0.1:%d" % self._httpd.server_address[1]
-        self._thread = threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05},
-                                        name="aicr-admission-webhook", daemon=True)
-        self._thread.start()
+        self._httpd = identity_front.TLSServer(self, _Handler, TIMEOUT_SECONDS)
+        self.url = self._httpd.start("aicr-admission-webhook")
         return self
 
     def stop(self):
         if self._httpd is not None:
-            self._httpd.shutdown()
-            self._httpd.server_close()
-            self._thread.join(5)
+            self._httpd.stop()
             self._httpd = None
 
     def clear(self):

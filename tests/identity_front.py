@@ -29,8 +29,8 @@ plugin never sends them), ``Impersonate-Uid`` (1.22+), ``Authorization``.
 
 import collections
 import http.client
-import itertools
 import http.server
+import itertools
 import json
 import secrets
 import socketserver
@@ -83,7 +83,7 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         pass
 
     def do_GET(self):
-        self.server.front._handle(self)
+        self.server.owner._handle(self)
 
     do_HEAD = do_POST = do_PUT = do_PATCH = do_DELETE = do_GET
 
@@ -104,8 +104,18 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         return data
 
 
-class _Server(http.server.ThreadingHTTPServer):
+class TLSServer(http.server.ThreadingHTTPServer):
+    """An HTTPS server on 127.0.0.1 (a free port) for the real tier's helpers: ``owner.ssl_context`` serves
+    TLS, the handshake runs in each connection's own thread (bounded by ``timeout`` seconds), and
+    ``owner.accepted(tls)``, when the owner has it, sees each connection first. ``start()`` serves in a
+    daemon thread and returns the URL; ``stop()`` ends it."""
+
     daemon_threads = True
+
+    def __init__(self, owner, handler, timeout=TIMEOUT):
+        self.owner, self.tls_timeout = owner, timeout
+        super().__init__(("127.0.0.1", 0), handler)
+        self._thread = None
 
     def server_bind(self):  # no reverse DNS lookup of the address
         socketserver.TCPServer.server_bind(self)
@@ -113,15 +123,14 @@ class _Server(http.server.ThreadingHTTPServer):
 
     def finish_request(self, sock, client_address):
         try:
-            sock.settimeout(TIMEOUT)
-            tls = self.front.ssl_context.wrap_socket(sock, server_side=True)
+            sock.settimeout(self.tls_timeout)
+            tls = self.owner.ssl_context.wrap_socket(sock, server_side=True)
         except (OSError, ssl.SSLError):
             sock.close()
             return
-        peer = tls.getpeercert()
-        tls.aicr_peer = peer or None
-        tls.aicr_connection = next(self.front._connections)
         try:
+            if hasattr(self.owner, "accepted"):
+                self.owner.accepted(tls)
             self.RequestHandlerClass(tls, client_address, self)
         except (OSError, ssl.SSLError):
             pass
@@ -132,7 +141,18 @@ class _Server(http.server.ThreadingHTTPServer):
                 pass
 
     def shutdown_request(self, request):
-        pass
+        pass  # finish_request closed the TLS socket
+
+    def start(self, name):
+        self._thread = threading.Thread(target=self.serve_forever, kwargs={"poll_interval": 0.05}, name=name,
+                                        daemon=True)
+        self._thread.start()
+        return "https://127.0.0.1:%d" % self.server_address[1]
+
+    def stop(self):
+        self.shutdown()
+        self.server_close()
+        self._thread.join(5)
 
 
 def _subject(peer):
@@ -172,26 +192,25 @@ class IdentityFront:
         self._tokens = {}
         self._connections = itertools.count(1)
         self.url = self.port = None
-        self._httpd = self._thread = None
+        self._httpd = None
 
     # ---- lifecycle
 
     def start(self):
-        self._httpd = _Server(("127.0.0.1", 0), _Handler)
-        self._httpd.front = self
+        self._httpd = TLSServer(self, _Handler)
         self.port = self._httpd.server_address[1]
-        self.url = "https://127.0.0.1:%d" % self.port
-        self._thread = threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05},
-                                        name="aicr-identity-front", daemon=True)
-        self._thread.start()
+        self.url = self._httpd.start("aicr-identity-front")
         return self
 
     def stop(self):
         if self._httpd is not None:
-            self._httpd.shutdown()
-            self._httpd.server_close()
-            self._thread.join(5)
+            self._httpd.stop()
             self._httpd = None
+
+    def accepted(self, tls):
+        """Each TLS connection: its verified client certificate (or None) and its number."""
+        tls.aicr_peer = tls.getpeercert() or None
+        tls.aicr_connection = next(self._connections)
 
     # ---- for tests
 
