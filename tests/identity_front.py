@@ -20,8 +20,8 @@ it. This front stands in for that one answer and nothing else:
 Two more things the real server does not offer, for tests: a request log
 (:attr:`IdentityFront.requests`, :class:`Record`), and :meth:`IdentityFront.interpose`,
 which runs another client's action (for example a real PATCH as bob) when a matching
-request arrives, before it is forwarded: "another client's write between the command's
-read and its write".
+request arrives, before it is forwarded or after the real server answered it: "another
+client's write between the command's read and its write".
 
 Not forwarded: ``Impersonate-*`` headers from the caller (refused with 400 here; the
 plugin never sends them), ``Impersonate-Uid`` (1.22+), ``Authorization``.
