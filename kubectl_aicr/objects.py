@@ -689,6 +689,20 @@ def pointer_value(obj, pointer):
     return node
 
 
+def fact_value(obj, fact):
+    """The value of ``fact`` (a key of :data:`FACT_POINTERS`) in ``obj``: the value at its pointer; None where a
+    member on the way is absent; ``("not an object", pointer, value)`` where a member on the way is present but
+    not an object (so that two such reads differ exactly when :func:`pin_operation` tests would)."""
+    tokens = _pointer_tokens(FACT_POINTERS[fact])
+    node = obj
+    for depth, token in enumerate(tokens):
+        node = node.get(token)
+        if node is None or depth == len(tokens) - 1:
+            return node
+        if not isinstance(node, dict):
+            return ("not an object", _pointer(tokens[:depth + 1]), json.dumps(node, sort_keys=True))
+
+
 def json_equal(a, b):
     """Structural equality of two decoded JSON values, as a JSON-patch ``test`` compares (true is not 1)."""
     if isinstance(a, dict) and isinstance(b, dict):
@@ -697,7 +711,3 @@ def json_equal(a, b):
         return len(a) == len(b) and all(json_equal(x, y) for x, y in zip(a, b))
     return type(a) is type(b) and a == b
 
-
-def changed_pins(pins, obj):
-    """The ``(fact, test operation)`` pairs of ``pins`` whose test would fail on ``obj`` (the rollout now)."""
-    return [(fact, op) for fact, op in pins if not json_equal(pointer_value(obj, op["path"]), op["value"])]

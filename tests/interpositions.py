@@ -159,6 +159,14 @@ def unrelated_status_churn(rollout, namespace):
     return [_status_patch(rollout, operations)]
 
 
+def unrelated_label_added(rollout, namespace):
+    """A label someone adds for their own bookkeeping (not the outcome label)."""
+    labels = (rollout.get("metadata") or {}).get("labels")
+    if isinstance(labels, dict):
+        return [_patch(rollout, [{"op": "add", "path": "/metadata/labels/team", "value": "gpu"}])]
+    return [_patch(rollout, [{"op": "add", "path": "/metadata/labels", "value": {"team": "gpu"}}])]
+
+
 CHANGES = {
     "recreated": Change(recreated, {c: "was deleted and created again" for c in COMMANDS}),
     "new-target-digest": Change(new_target_digest, {c: "now targets" for c in COMMANDS}),
@@ -172,6 +180,7 @@ CHANGES = {
     "revoked-by-another": Change(revoked_by_another, {"revoke": "was revoked by " + OTHER}),
     "acknowledged-by-another": Change(acknowledged_by_another, {"acknowledge": "is already acknowledged by " + OTHER}),
     "unrelated-status-churn": Change(unrelated_status_churn, {}),
+    "unrelated-label-added": Change(unrelated_label_added, {}),
 }
 
 

@@ -102,3 +102,66 @@ def test_a_release_listed_twice_takes_its_own_status_entry():
                               {"release": "gpu-operator", "state": "Failed", "message": "validation failed"}]
     steps = objects.rollout(obj).steps
     assert [(s.operation, s.state) for s in steps] == [("Upgrade", "Ready"), ("Verify", "Failed")]
+
+
+# ---------------------------------------------------------------------------------------------
+# Pinned facts: the JSON-patch tests a write carries, checked against the test server's json-patch v4
+# semantics (tests/apiserver.py apply_json_patch, itself checked against kube-apiserver by test_contract.py)
+
+from hypothesis import given, settings, strategies as st  # noqa: E402
+
+from tests.apiserver import PatchError, apply_json_patch  # noqa: E402
+
+_values = st.none() | st.booleans() | st.integers(-3, 3) | st.sampled_from(["", "x", "RollingOut", D1]) \
+    | st.lists(st.integers(0, 2), max_size=2) | st.fixed_dictionaries({"release": st.sampled_from(["a", "b"])})
+_places = st.sampled_from(["metadata.uid", "metadata.labels", "spec.to", "spec.to.desiredStateDigest",
+                           "spec.assessment", "spec.assessment.digest", "spec.approval", "status",
+                           "status.phase", "status.awaitingAcknowledgement", "status.awaitingAcknowledgement.release",
+                           "spec.acknowledgements", "status.outcome"])
+
+
+def _with(changes):
+    obj = _rollout(assessment={"digest": D1})
+    for path, value in changes.items():
+        node = obj
+        keys = path.split(".")
+        for key in keys[:-1]:
+            if not isinstance(node.get(key), dict):
+                node[key] = {}
+            node = node[key]
+        node[keys[-1]] = value
+    return obj
+
+
+def _passes(obj, op):
+    try:
+        apply_json_patch(obj, [op])
+        return True
+    except PatchError:
+        return False
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.dictionaries(_places, _values, max_size=4), st.dictionaries(_places, _values, max_size=4))
+def test_a_pin_passes_exactly_while_its_fact_is_unchanged(first, second):
+    read, later = _with(first), _with(second)
+    for fact in objects.FACT_POINTERS:
+        op = objects.pin_operation(read, fact)
+        assert _passes(read, op), (fact, op)
+        same = objects.json_equal(objects.fact_value(read, fact), objects.fact_value(later, fact))
+        if not same:  # a changed fact always fails its test: the server refuses the write
+            assert not _passes(later, op), (fact, op, later)
+        else:  # the same fact: the test made again from the later read (as the write does) passes on it
+            assert _passes(later, objects.pin_operation(later, fact)), (fact, later)
+
+
+def test_pins_of_absent_parents_and_of_wrong_types():
+    obj = _rollout()
+    assert objects.pin_operation(obj, "assessment") == {"op": "test", "path": "/spec/assessment", "value": None}
+    assert objects.pin_operation(obj, "outcome-label") == {"op": "test", "path": "/metadata/labels", "value": None}
+    obj["metadata"]["labels"] = {"operator.aicr.run/outcome": "Failed"}
+    assert objects.pin_operation(obj, "outcome-label") == {
+        "op": "test", "path": "/metadata/labels/operator.aicr.run~1outcome", "value": "Failed"}
+    obj["spec"]["to"] = "sha256:not-a-mapping"
+    assert objects.pin_operation(obj, "target") == {"op": "test", "path": "/spec/to", "value": "sha256:not-a-mapping"}
+    assert not objects.json_equal(True, 1) and objects.json_equal({"a": [1]}, {"a": [1]})

@@ -304,25 +304,11 @@ def test_unused_flags_are_accepted_with_a_warning(run, api_server, kubeconfig_fo
 def test_a_rollout_that_keeps_changing_elsewhere_is_approved_at_once(run, api_server, kubeconfig_for):
     """A busy controller bumps the resourceVersion all the time: the write tests the facts the approval rests
     on, not the resourceVersion, so unrelated status writes never stop it (one PATCH, stored)."""
-    import threading
-    import time
+    from tests.test_decision_pinning import busy_operator
     name = api_server.fixture_name("awaiting-approval")
-    stop = threading.Event()
-
-    def churn():
-        while not stop.is_set():
-            obj = api_server.get_object("RuntimeRollout", name)
-            obj["status"]["message"] = "busy %f" % time.monotonic()
-            api_server.put_object(obj)
-            time.sleep(0.001)
     api_server.clear_requests()
-    worker = threading.Thread(target=churn, daemon=True)
-    worker.start()
-    try:
+    with busy_operator(api_server, name):
         result = run("approve", name, "--reason", "r", kubeconfig=kubeconfig_for())
-    finally:
-        stop.set()
-        worker.join(5)
     assert result.returncode == 0, result.stderr
     patches = [r for r in api_server.requests if r.method == "PATCH"]
     assert [r.status for r in patches] == [200]

@@ -88,9 +88,14 @@ class Decision:
 
     def __init__(self, name, raw, facts, operations):
         self.name, self.raw, self.facts, self.operations = name, raw, tuple(facts), list(operations)
+        self.pin(raw)
+
+    def pin(self, obj):
+        """Make the tests from ``obj``: the read decided on, or a later read whose facts are all the same
+        (the same values, tested where that read has them: a parent that was absent may have appeared)."""
         self.pins, paths = [], set()
         for fact in self.facts:
-            test = objects.pin_operation(raw, fact)
+            test = objects.pin_operation(obj, fact)
             if test["path"] not in paths:
                 paths.add(test["path"])
                 self.pins.append((fact, test))
@@ -102,8 +107,7 @@ class Decision:
     def changed_facts(self, now):
         """The facts whose value in ``now`` (the rollout read again, a dict) differs from the read decided on."""
         return [fact for fact in self.facts
-                if not objects.json_equal(objects.pointer_value(self.raw, objects.FACT_POINTERS[fact]),
-                                          objects.pointer_value(now, objects.FACT_POINTERS[fact]))]
+                if not objects.json_equal(objects.fact_value(self.raw, fact), objects.fact_value(now, fact))]
 
 
 def land(client, decision, dry_run="none"):
@@ -133,6 +137,7 @@ def land(client, decision, dry_run="none"):
         if changed:
             raise RefusedError("rollout %s changed after it was read: %s; nothing was written; describe it again"
                                % (decision.name, changes_text(decision.raw, now, changed)))
+        decision.pin(now)  # the same facts, the same decision: only where the tests look may differ
     raise refused
 
 
