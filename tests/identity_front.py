@@ -237,6 +237,11 @@ class IdentityFront:
         with self._lock:
             self._interpositions.append([method, path, when, count, action])
 
+    def log(self, record):
+        """Add a :class:`Record` of the test's own (an interposed change, say) to the request log."""
+        with self._lock:
+            self._requests.append(record)
+
     def _take_interposition(self, record, when):
         with self._lock:
             for entry in self._interpositions:

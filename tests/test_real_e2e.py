@@ -24,7 +24,7 @@ import pytest
 from tests import interpositions
 from tests import test_decision_pinning as pinning
 from tests.apiserver import FIXTURE_ANNOTATION, load_fixtures
-from tests import admission_webhook
+from tests import admission_webhook, identity_front
 from tests.real_apiserver import real_apiserver  # noqa: F401  (session fixture)
 from tests.test_describe import check_awaiting_approval, field
 
@@ -599,52 +599,57 @@ def _applies(command, change):
 REAL_MATRIX = [case for case in pinning.MATRIX if _applies(case[0], case[1])]
 
 
+class RealServerAsTestServer:
+    """The parts of tests/apiserver.py's APIServer that tests/test_decision_pinning.py's matrix test uses, on the
+    real server: objects by fixture role, the identity front's request log, and ``interpose``, which lands the
+    change with real requests (RealAPIServer.apply_action) from the front and logs it as an ``INTERPOSE``
+    record, as the test server does. So the very same test body judges both servers."""
+
+    operator_namespace = "aicr-system"
+
+    def __init__(self, cluster):
+        self.cluster = cluster
+        self.front = cluster.server.front
+
+    def fixture_name(self, role):
+        return self.cluster.name(role)
+
+    def get_object(self, kind, name):
+        assert kind == "RuntimeRollout", kind
+        return self.cluster.server.get("operator.aicr.run/v1alpha1", kind, name)
+
+    @property
+    def requests(self):
+        return self.front.requests
+
+    def interpose(self, name, actions, when="before-patch"):
+        path = RR + "/" + name
+
+        def land(record):
+            for action in actions:
+                self.cluster.server.apply_action(action)
+            self.front.log(identity_front.Record("INTERPOSE", path, when, "application/json",
+                                                 json.dumps(actions).encode()))
+
+        if when == "before-patch":
+            self.front.interpose(land, "PATCH", path, "before")
+        else:
+            self.front.interpose(land, "GET", path, "after")
+
+
 @pytest.mark.parametrize("command,change,when", REAL_MATRIX)
 def test_a_change_between_read_and_write(run, cluster, front, command, change, when):
-    role = interpositions.TARGETS[command]
-    first = cluster.get(role)
-    name = first["metadata"]["name"]
-    actions = interpositions.CHANGES[change].make(copy.deepcopy(first), "aicr-system")
-    landed = []
-
-    def land(record):
-        landed.append(record)
-        for action in actions:
-            cluster.server.apply_action(action)
-
-    front.interpose(land, "PATCH" if when == "before-patch" else "GET", RR + "/" + name,
-                    "before" if when == "before-patch" else "after")
+    """tests/test_decision_pinning.py::test_a_change_between_read_and_write, run as it is on the real server."""
+    first = cluster.get(interpositions.TARGETS[command])
+    touched = [a["name"] for a in interpositions.CHANGES[change].make(copy.deepcopy(first), "aicr-system")
+               if a["kind"] == "ConfigMap"]
     try:
-        result = run(command, name, *pinning.ARGS[command], kubeconfig=via_front(cluster))
-        after = cluster.get(role)
+        pinning.test_a_change_between_read_and_write(run, RealServerAsTestServer(cluster), lambda user: via_front(
+            cluster, user), command, change, when)
     finally:
-        for action in actions:  # an immutable report ConfigMap cannot be put back in place
-            if action["kind"] == "ConfigMap":
-                cluster.server.request("DELETE", CM + "/" + action["name"])
+        for name in touched:  # an immutable report ConfigMap cannot be put back in place
+            cluster.server.request("DELETE", CM + "/" + name)
         cluster.reload()
-    assert len(landed) == 1, "the change never landed between the read and the write"
-    words = interpositions.refusal_words(change, command, after_read=(when == "after-read"))
-    if words is None:
-        assert result.returncode == 0, result.stderr
-        assert [p.status for p in patches(front)] == [200]
-        for path in pinning.RESTS_ON[command]:
-            assert pinning.field(after, path) == pinning.field(first, path), path
-        assert len(pinning.by_alice(after)) == len(pinning.by_alice(first)) + 1
-        if command == "acknowledge":
-            awaited = first["status"]["awaitingAcknowledgement"]["release"]
-            assert after["spec"]["acknowledgements"][-1]["release"] == awaited
-            assert after["spec"]["acknowledgements"][:-1] == first["spec"]["acknowledgements"]
-        return
-    assert result.returncode != 0
-    errors = [line for line in result.stderr.splitlines() if line.startswith("error: ")]
-    assert len(errors) == 1 and words in errors[0], result.stderr
-    assert result.stdout == ""
-    assert pinning.by_alice(after) == pinning.by_alice(first), "stored what the first read would not justify"
-    assert all(p.status != 200 for p in patches(front))
-    if when == "after-read" and command == "approve" and change == "report-swapped":
-        assert patches(front) == []
-    else:
-        assert "nothing was written" in errors[0] and "describe it again" in errors[0]
 
 
 # --------------------------------------------------------------------------- --dry-run
