@@ -23,6 +23,7 @@ import pytest
 
 from tests import interpositions
 from tests import test_decision_pinning as pinning
+from tests import test_writes as writes
 from tests.apiserver import FIXTURE_ANNOTATION, load_fixtures
 from tests import admission_webhook, identity_front
 from tests.real_apiserver import real_apiserver  # noqa: F401  (session fixture)
@@ -358,6 +359,60 @@ def front(cluster):
     cluster.server.load_objects([cluster.given[role] for role in WRITE_ROLES])
 
 
+@pytest.fixture
+def as_test_server(cluster, front):
+    return RealServerAsTestServer(cluster)
+
+
+class RealServerAsTestServer:
+    """The parts of tests/apiserver.py's APIServer that the write tests of tests/test_writes.py and
+    tests/test_decision_pinning.py use, on the real server: objects by fixture role, kubeconfigs through the
+    identity front, the front's request log, and ``interpose``, which lands a change with real requests
+    (RealAPIServer.apply_action) from the front and logs it as an ``INTERPOSE`` record, as the test server does.
+    So the very same test bodies judge both servers."""
+
+    operator_namespace = "aicr-system"
+
+    def __init__(self, cluster):
+        self.cluster = cluster
+        self.front = cluster.server.front
+
+    def fixture_name(self, role):
+        return self.cluster.name(role)
+
+    def fixture(self, role):
+        return self.cluster.get(role)
+
+    def write_kubeconfig(self, path, user="alice@example.com"):
+        return self.cluster.server.write_kubeconfig(path, user=user, front=True)
+
+    def kubeconfig(self, users):
+        [user] = users
+        return self.cluster.server.kubeconfig(user, front=True)
+
+    def get_object(self, kind, name):
+        assert kind == "RuntimeRollout", kind
+        return self.cluster.server.get("operator.aicr.run/v1alpha1", kind, name)
+
+    @property
+    def requests(self):
+        return self.front.requests
+
+    def interpose(self, name, actions, when="before-patch"):
+        path = RR + "/" + name
+
+        def land(record):
+            for action in actions:
+                self.cluster.server.apply_action(action)
+            self.front.log(identity_front.Record("INTERPOSE", path, when, "application/json",
+                                                 json.dumps(actions).encode()))
+
+        if when == "before-patch":
+            self.front.interpose(land, "PATCH", path, "before")
+        else:
+            self.front.interpose(land, "GET", path, "after")
+
+
 def via_front(cluster, user="alice@example.com", style=None):
     path = os.path.join(cluster.workdir, "front-%s-%s" % (user.split("@")[0], style or "default"))
     return cluster.server.write_kubeconfig(path, user=user, style=style, front=True)
@@ -448,18 +503,6 @@ def test_approve_revoke_and_acknowledge_record_the_server_reported_user(run, clu
     assert all(r.allowed for r in cluster.server.webhook.seen())
 
 
-def test_the_username_comes_from_the_server_not_the_kubeconfig(run, cluster, front, tmp_path):
-    import yaml
-    config = cluster.server.kubeconfig("bob@example.com", front=True)
-    config["users"][0]["name"] = "cluster-admin"
-    config["contexts"][0]["context"]["user"] = "cluster-admin"
-    path = tmp_path / "renamed"
-    path.write_text(yaml.safe_dump(config))
-    result = run("approve", cluster.name("awaiting-approval"), "--reason", "r", kubeconfig=path)
-    assert result.returncode == 0, result.stderr
-    assert cluster.get("awaiting-approval")["spec"]["approval"]["user"] == "bob@example.com"
-
-
 def test_the_servers_admission_refusal_is_shown_as_it_came(run, cluster, front):
     """The plugin's own checks pass (approved, not ended); the operator's rule 2 refuses a revocation while
     Validating: the webhook's denial, through the real server's admission plumbing, is printed as it came."""
@@ -506,61 +549,23 @@ def test_refusals_send_no_patch(run, cluster, front, command, role, words):
     assert cluster.get(role)["metadata"]["resourceVersion"] == before["metadata"]["resourceVersion"]
 
 
-def _start(plugin, args, kubeconfig, home):
-    from tests.conftest import base_env, plugin_command
-    import subprocess
-    env = dict(base_env(home), KUBECONFIG=kubeconfig)
-    return subprocess.Popen(plugin_command(plugin) + args, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            stdin=subprocess.DEVNULL, universal_newlines=True)
+# The test server's own write tests (tests/test_writes.py), run as they are on the real server through the front.
 
 
-def _finish(processes):
-    results = []
-    for process in processes:
-        out, err = process.communicate(timeout=120)
-        results.append((process.returncode, out, err))
-    return results
+def test_the_username_comes_from_the_server_not_the_kubeconfig(run, as_test_server, tmp_path):
+    writes.test_username_comes_from_the_server_not_the_kubeconfig(run, as_test_server, None, tmp_path)
 
 
-def test_twenty_approvers_at_once_store_exactly_one_approval_in_etcd(plugin, cluster, front, tmp_path):
-    name = cluster.name("awaiting-approval")
-    approvers = ["approver-%02d" % i for i in range(1, 21)]
-    processes = [_start(plugin, ["approve", name, "--reason", "by " + a], via_front(cluster, a), tmp_path)
-                 for a in approvers]
-    results = _finish(processes)
-    approval = cluster.get("awaiting-approval")["spec"]["approval"]
-    winners = [i for i, (code, _, _) in enumerate(results) if code == 0]
-    assert len(winners) == 1, results
-    assert approval["user"] == approvers[winners[0]] and approval["reason"] == "by " + approvers[winners[0]]
-    for code, out, err in (r for i, r in enumerate(results) if i not in winners):
-        assert code == 1 and out == ""
-        assert "is already approved by %s until %s" % (approval["user"], approval["expires"]) in err, err
-    assert len([p for p in patches(front) if p.status == 200]) == 1
+def test_twenty_approvers_at_once_store_exactly_one_approval_in_etcd(plugin, as_test_server, tmp_path):
+    writes.test_twenty_approvers_at_once_exactly_one_approval(plugin, as_test_server, tmp_path)
 
 
-def test_approve_racing_revoke_never_loses_a_decision(plugin, cluster, front, tmp_path):
-    name = cluster.name("awaiting-approval")
-    results = _finish([_start(plugin, ["approve", name, "--reason", "go"], via_front(cluster, "approver-01"), tmp_path),
-                       _start(plugin, ["revoke", name, "--reason", "stop"], via_front(cluster, "approver-02"),
-                              tmp_path)])
-    stored = cluster.get("awaiting-approval")["spec"]
-    assert results[0][0] == 0 and stored["approval"]["user"] == "approver-01"
-    if results[1][0] == 0:
-        assert stored["revocation"]["user"] == "approver-02"
-    else:
-        assert "is not approved" in results[1][2] and "revocation" not in stored
+def test_approve_racing_revoke_never_loses_a_decision(plugin, as_test_server, tmp_path):
+    writes.test_approve_racing_revoke_never_loses_a_decision(plugin, as_test_server, tmp_path)
 
 
-def test_two_acknowledgements_racing_record_one(plugin, cluster, front, tmp_path):
-    name = cluster.name("awaiting-acknowledgement")
-    before = len(cluster.get("awaiting-acknowledgement")["spec"].get("acknowledgements") or [])
-    results = _finish([_start(plugin, ["acknowledge", name], via_front(cluster, u), tmp_path)
-                       for u in ("approver-01", "approver-02")])
-    after = cluster.get("awaiting-acknowledgement")["spec"]["acknowledgements"]
-    assert len(after) == before + 1
-    assert sorted(code for code, _, _ in results) == [0, 1]
-    loser = [err for code, _, err in results if code == 1][0]
-    assert "is already acknowledged by %s" % after[-1]["user"] in loser
+def test_two_acknowledgements_racing_record_one(plugin, as_test_server, tmp_path):
+    writes.test_two_acknowledgements_racing_record_one(plugin, as_test_server, tmp_path)
 
 
 def test_the_requests_a_command_sends(run, cluster, front):
@@ -597,44 +602,6 @@ def _applies(command, change):
 
 
 REAL_MATRIX = [case for case in pinning.MATRIX if _applies(case[0], case[1])]
-
-
-class RealServerAsTestServer:
-    """The parts of tests/apiserver.py's APIServer that tests/test_decision_pinning.py's matrix test uses, on the
-    real server: objects by fixture role, the identity front's request log, and ``interpose``, which lands the
-    change with real requests (RealAPIServer.apply_action) from the front and logs it as an ``INTERPOSE``
-    record, as the test server does. So the very same test body judges both servers."""
-
-    operator_namespace = "aicr-system"
-
-    def __init__(self, cluster):
-        self.cluster = cluster
-        self.front = cluster.server.front
-
-    def fixture_name(self, role):
-        return self.cluster.name(role)
-
-    def get_object(self, kind, name):
-        assert kind == "RuntimeRollout", kind
-        return self.cluster.server.get("operator.aicr.run/v1alpha1", kind, name)
-
-    @property
-    def requests(self):
-        return self.front.requests
-
-    def interpose(self, name, actions, when="before-patch"):
-        path = RR + "/" + name
-
-        def land(record):
-            for action in actions:
-                self.cluster.server.apply_action(action)
-            self.front.log(identity_front.Record("INTERPOSE", path, when, "application/json",
-                                                 json.dumps(actions).encode()))
-
-        if when == "before-patch":
-            self.front.interpose(land, "PATCH", path, "before")
-        else:
-            self.front.interpose(land, "GET", path, "after")
 
 
 @pytest.mark.parametrize("command,change,when", REAL_MATRIX)
