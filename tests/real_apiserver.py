@@ -25,16 +25,29 @@ What is set up at start (all files in a temporary folder, removed at stop):
 - a static token for every user (``--token-auth-file``), ``--authorization-mode=RBAC``,
   a service-account RSA key pair (``--service-account-*``);
 - the CRDs of ``tests/real_apiserver/crds.yaml`` (waited for until Established and
-  served), the ``aicr-system`` namespace and ``tests/real_apiserver/rbac.yaml``.
+  served), the ``aicr-system`` namespace and ``tests/real_apiserver/rbac.yaml``;
+- ``front``: the identity front (tests/identity_front.py) that answers SelfSubjectReview
+  and forwards everything else impersonating the caller (``write_kubeconfig(...,
+  front=True)``, ``request(..., front=True)``; ``front.requests`` is its request log,
+  ``front.interpose(action)`` lands another client's write before a command's write);
+- ``webhook``: the operator's admission rules as a validating webhook
+  (tests/admission_webhook.py), registered and waited for (``admission=False`` leaves it
+  out); ``webhook.reviews`` lists what it judged.
 
 Users (every one has a token; a client certificate is issued when a kubeconfig asks):
 alice@example.com (aicr-approvers, certificate by default), bob@example.com (approver),
-carol@example.com (aicr-readers), mallory@example.com (no rights), admin (system:masters).
+carol@example.com (aicr-readers), mallory@example.com (no rights), admin (system:masters),
+approver-01 .. approver-20 (aicr-approvers, tokens), and aicr-rules-exempt-admin
+(system:masters; the one user the admission webhook does not judge, used only by
+:meth:`RealAPIServer.apply_action` for what the rules forbid everyone else).
 
 Differences from the operator's cluster to keep in mind: this is kube-apiserver v1.20.2
-(Debian's newest), so there is no SelfSubjectReview (1.26+), no CEL validation rules and no
-ValidatingAdmissionPolicy; the spec's admission rules are not enforced here. The server
-assigns ``metadata.uid`` and ``creationTimestamp`` itself (the fixtures' values are dropped).
+(Debian's newest), so there is no SelfSubjectReview (1.28+; the front answers it), no CEL
+validation rules and no ValidatingAdmissionPolicy (the webhook enforces the rules; its
+denials start ``admission webhook "..." denied the request: ``). The server assigns
+``metadata.uid`` and ``creationTimestamp`` itself (the fixtures' values are dropped), and
+``load_objects`` replaces an existing rollout by delete and create (a new uid).
+See tests/real_apiserver/README.md.
 """
 
 import atexit
@@ -57,9 +70,11 @@ import urllib.request
 import yaml
 
 try:  # imported as tests.real_apiserver
-    from . import certs
+    from . import admission_webhook, certs, identity_front
 except ImportError:  # imported as a top-level module (tests/ on sys.path)
+    import admission_webhook
     import certs
+    import identity_front
 
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
@@ -83,7 +98,8 @@ USERS = (
     User("carol@example.com", (READERS,), False, "carol"),
     User("mallory@example.com", (), False, "mallory"),
     User("admin", (MASTERS,), True, "admin"),
-)
+    User(admission_webhook.EXEMPT_USER, (MASTERS,), False, "rules-exempt-admin"),
+) + tuple(User("approver-%02d" % i, (APPROVERS,), False, "approver-%02d" % i) for i in range(1, 21))
 
 READY_TIMEOUT = 60.0
 STOP_TIMEOUT = 10.0
@@ -246,7 +262,7 @@ class RealAPIServer:
     """
 
     def __init__(self, binaries=None, workdir=None, keep_workdir=False, ready_timeout=READY_TIMEOUT,
-                 users=USERS):
+                 users=USERS, admission=True):
         if binaries is None:
             binaries, reason = find_binaries()
             if binaries is None:
@@ -268,6 +284,9 @@ class RealAPIServer:
         self._contexts = {}
         self._discovery = {}
         self._atexit = False
+        self.admission = admission
+        self.webhook = None
+        self.front = None
 
     # ---- lifecycle
 
@@ -354,10 +373,38 @@ class RealAPIServer:
             self._wait_crd(crd)
         self.load_objects([{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": OPERATOR_NAMESPACE}}])
         self.load_objects(read_yaml_documents(RBAC_FILE))
+        self.front = identity_front.IdentityFront(self, pki).start()
+        if self.admission:
+            self._install_webhook(pki)
+
+    def _install_webhook(self, folder):
+        """Start the operator's rules as a validating webhook (tests/admission_webhook.py), register it,
+        and wait until the server calls it: a probe rollout's bad update is denied by it."""
+        self.webhook = admission_webhook.AdmissionWebhook(self.ca, folder).start()
+        self.load_objects([admission_webhook.webhook_configuration(self.webhook.url, self.ca.cert_pem.bytes())])
+        probe = {"apiVersion": "operator.aicr.run/v1alpha1", "kind": "RuntimeRollout",
+                 "metadata": {"name": "aicr-webhook-probe"}, "spec": {"deadline": "2030-01-01T00:00:00Z"}}
+        path = self.object_path(self.load_objects([probe])[0])
+        bad = {"spec": {"deadline": "2031-01-01T00:00:00Z"}}
+
+        def denied():
+            code, body = self.request("PATCH", path, bad, content_type="application/merge-patch+json",
+                                      timeout=5)
+            if code == 200:
+                raise RealAPIServerError("the probe's immutable spec.deadline was changed: %s" % body)
+            return code == 422 and "admission webhook" in (body or {}).get("message", "")
+
+        self._wait("the admission webhook to be called", self._apiserver, denied, self.apiserver_log)
+        self._call("DELETE", path)
+        self.webhook.clear()
 
     def stop(self):
         """Stop kube-apiserver, then etcd (SIGTERM by PID, SIGKILL after 10 s); remove the
         temporary folder. Safe to call twice."""
+        for helper in (self.front, self.webhook):
+            if helper is not None:
+                helper.stop()
+        self.front = self.webhook = None
         for proc in (self._apiserver, self._etcd):
             if proc is not None:
                 proc.stop()
@@ -452,9 +499,11 @@ class RealAPIServer:
                 self.ca, os.path.join(self.workdir, "pki"), "client-" + u.short, u.name, u.groups)
         return self._client_certs[username]
 
-    def kubeconfig(self, user="alice@example.com", style=None):
+    def kubeconfig(self, user="alice@example.com", style=None, front=False):
         """A kubeconfig dict for one user. ``style``: ``"token"``, ``"cert-files"`` or
-        ``"cert-data"``; default cert-files for alice and admin, else token."""
+        ``"cert-data"``; default cert-files for alice and admin, else token. ``front``: the
+        server URL is the identity front's (tests/identity_front.py: SelfSubjectReview answered,
+        everything else forwarded to this server as the same user)."""
         u = self.users[user]
         style = style or ("cert-files" if u.cert else "token")
         if style == "token":
@@ -471,15 +520,16 @@ class RealAPIServer:
             raise ValueError("unknown kubeconfig style %r (token, cert-files, cert-data)" % style)
         return {
             "apiVersion": "v1", "kind": "Config", "preferences": {},
-            "clusters": [{"name": "aicr-real", "cluster": {"server": self.url, "certificate-authority": self.ca_file}}],
+            "clusters": [{"name": "aicr-real", "cluster": {"server": self.front.url if front else self.url,
+                                                      "certificate-authority": self.ca_file}}],
             "users": [{"name": u.short, "user": entry}],
             "contexts": [{"name": u.short, "context": {"cluster": "aicr-real", "user": u.short}}],
             "current-context": u.short,
         }
 
-    def write_kubeconfig(self, path, user="alice@example.com", style=None):
+    def write_kubeconfig(self, path, user="alice@example.com", style=None, front=False):
         """Write :meth:`kubeconfig` to ``path`` (mode 0600). Returns ``path``."""
-        return _write_yaml(path, self.kubeconfig(user, style))
+        return _write_yaml(path, self.kubeconfig(user, style, front))
 
     # ---- HTTP
 
@@ -494,12 +544,16 @@ class RealAPIServer:
         return self._contexts[key]
 
     def request(self, method, path, body=None, user="admin", token=None, content_type=None,
-                timeout=REQUEST_TIMEOUT, raw=False):
+                timeout=REQUEST_TIMEOUT, raw=False, front=False, impersonate=None):
         """One HTTPS request; returns ``(status code, decoded JSON body or text)``, never raises
         for an HTTP error. Identity: ``user`` (admin and alice by client certificate, the others
         by token; None for anonymous) or an explicit bearer ``token``. ``body``: dict (JSON) or
-        bytes; ``content_type`` defaults to application/json."""
+        bytes; ``content_type`` defaults to application/json. ``front``: to the identity front
+        (tests/identity_front.py) instead of the server itself. ``impersonate``: a username sent
+        as ``Impersonate-User`` (the server then judges that user)."""
         headers = {"Accept": "application/json"}
+        if impersonate:
+            headers["Impersonate-User"] = impersonate
         style = None
         if token is not None:
             headers["Authorization"] = "Bearer " + token
@@ -512,7 +566,8 @@ class RealAPIServer:
         if body is not None:
             data = body if isinstance(body, bytes) else json.dumps(body).encode("utf-8")
             headers["Content-Type"] = content_type or "application/json"
-        req = urllib.request.Request(self.url + path, data=data, method=method, headers=headers)
+        req = urllib.request.Request((self.front.url if front else self.url) + path, data=data, method=method,
+                                     headers=headers)
         try:
             with urllib.request.urlopen(req, context=self._ssl_context(user if style else None, style),
                                         timeout=timeout) as r:
@@ -580,7 +635,12 @@ class RealAPIServer:
             collection = item.rsplit("/", 1)[0]
             status = obj.get("status") if has_status else None
             code, reply = self.request("POST", collection, obj)
-            if code == 409 and (reply or {}).get("reason") == "AlreadyExists":
+            if code == 409 and (reply or {}).get("reason") == "AlreadyExists" and obj["kind"] == "RuntimeRollout":
+                # Replaced by delete and create: an update would meet the operator's admission rules
+                # (an approval cannot be removed, the spec is immutable), which judge people's writes.
+                self._call("DELETE", item)
+                reply = self._call("POST", collection, obj)
+            elif code == 409 and (reply or {}).get("reason") == "AlreadyExists":
                 current = self._call("GET", item)
                 obj["metadata"]["resourceVersion"] = current["metadata"]["resourceVersion"]
                 if has_status:
@@ -595,6 +655,32 @@ class RealAPIServer:
                 self._discovery.pop("%s/%s" % (obj["spec"]["group"], obj["spec"]["versions"][0]["name"]), None)
             stored.append(reply)
         return stored
+
+    def apply_action(self, action, operator_namespace=OPERATOR_NAMESPACE):
+        """Make one change of tests/interpositions.py as real requests: ``recreate`` deletes the object and
+        creates it again (a new uid; a rollout's status written after); ``patch`` sends its JSON patch to the
+        object or its ``status`` subresource as ``action["user"]``: a configured user with their own
+        credentials, ``admin`` as :data:`admission_webhook.EXEMPT_USER` (the changes the operator's rules
+        forbid everyone, made anyway to test the plugin's pins), anyone else by impersonation (the
+        operator's service account). Raises APIStatusError when the server refuses."""
+        api_version = "v1" if action["kind"] == "ConfigMap" else "operator.aicr.run/v1alpha1"
+        namespace = operator_namespace if action["kind"] == "ConfigMap" else None
+        path = self.object_path(api_version, action["kind"], action["name"], namespace)
+        if action["action"] == "recreate":
+            self._call("DELETE", path, ok=(200, 404))
+            obj = copy.deepcopy(action["object"])
+            obj.setdefault("apiVersion", api_version)
+            if namespace:
+                obj["metadata"]["namespace"] = namespace
+            return self.load_objects([obj])[0]
+        if action["action"] != "patch":
+            raise ValueError("unknown action %r" % action["action"])
+        user = action.get("user") or "admin"
+        who = {"user": admission_webhook.EXEMPT_USER} if user == "admin" else (
+            {"user": user} if user in self.users else {"user": "admin", "impersonate": user})
+        if action.get("subresource"):
+            path += "/" + action["subresource"]
+        return self._call("PATCH", path, action["patch"], content_type="application/json-patch+json", **who)
 
     def get(self, obj_or_api_version, kind=None, name=None, namespace=None, user="admin"):
         """GET an object (admin by default); raises APIStatusError on an HTTP error."""

@@ -11,9 +11,15 @@ it was fixed (see tests/apiserver.py); names are made unique per test, so the re
 What is deliberately NOT asserted here, because the two servers model different Kubernetes
 versions or the test server leaves a feature out (the plugin depends on none of it):
 
-- SelfSubjectReview (1.28+; absent from v1.20: 403 for users, 404 for system:masters);
-  CEL rules and ValidatingAdmissionPolicy (the operator's admission rules; absent from
-  v1.20): tests/test_apiserver.py and tests/test_writes.py cover them on the test server.
+- The bare v1.20 server's own SelfSubjectReview answers (absent: 403 for users, 404 for
+  system:masters; tests/test_real_apiserver.py records them). SelfSubjectReview is compared
+  through the real tier's identity front (tests/identity_front.py, ``front=True``).
+- The first words of an admission denial: the test server answers as a
+  ValidatingAdmissionPolicy does (the operator's cluster), the real v1.20 server through a
+  validating webhook (tests/admission_webhook.py, the same rule function); code, reason,
+  details and the rule's own message are compared.
+- ``approval.reason`` over 1024 characters: the real server's CRD schema (maxLength)
+  refuses it before admission; the test server answers with the approval policy.
 - A merge patch that is not JSON: v1.20 answers 500 without a reason; current servers (and
   the test server) answer 400 BadRequest ``Invalid JSON Patch`` (patch.go, ErrBadJSONPatch).
 - ``application/apply-patch+yaml``: v1.20 has server-side apply (422 without
@@ -79,7 +85,7 @@ class FakeServer(Server):
     def kubeconfig(self, path, user):
         return self.server.write_kubeconfig(str(path), user=user)
 
-    def request(self, method, path, body=None, user="admin", token=None, content_type=None):
+    def request(self, method, path, body=None, user="admin", token=None, content_type=None, front=False):
         headers = {"Accept": "application/json"}
         if token is not None:
             headers["Authorization"] = "Bearer " + token
@@ -121,8 +127,9 @@ class RealServer(Server):
     def kubeconfig(self, path, user):
         return self.server.write_kubeconfig(str(path), user=user)
 
-    def request(self, method, path, body=None, user="admin", token=None, content_type=None):
-        return self.server.request(method, path, body, user=user, token=token, content_type=content_type)
+    def request(self, method, path, body=None, user="admin", token=None, content_type=None, front=False):
+        return self.server.request(method, path, body, user=user, token=token, content_type=content_type,
+                                   front=front)
 
     def load(self, objects):
         return self.server.load_objects(objects)
@@ -662,3 +669,168 @@ def test_kubectl_gets_the_same_answers(loaded, tmp_path):
     out = kubectl("admin", "get", "--raw", "/apis/example.com/v1/things")  # the plain-text 404
     assert out.returncode == 1
     assert out.stderr == "Error from server (NotFound): the server could not find the requested resource\n"
+
+
+# --------------------------------------------------------------------------- who the caller is (SelfSubjectReview)
+#
+# The real v1.20 server has no SelfSubjectReview; its identity front (tests/identity_front.py) answers it for
+# the user it authenticated and forwards the rest impersonating that user. ``front=True`` sends a request
+# there on the real server; the test server answers everything itself.
+
+SSR = "/apis/authentication.k8s.io/v1/selfsubjectreviews"
+REVIEW = {"apiVersion": "authentication.k8s.io/v1", "kind": "SelfSubjectReview"}
+
+
+@pytest.mark.parametrize("user,groups", [
+    ("alice@example.com", ["aicr-approvers"]), ("bob@example.com", ["aicr-approvers"]),
+    ("carol@example.com", ["aicr-readers"]), ("mallory@example.com", []), ("admin", ["system:masters"]),
+])
+def test_self_subject_review_names_the_authenticated_user(any_server, user, groups):
+    code, body = any_server.request("POST", SSR, REVIEW, user=user, front=True)
+    assert code == 201, body
+    assert (body["kind"], body["apiVersion"]) == ("SelfSubjectReview", "authentication.k8s.io/v1")
+    info = body["status"]["userInfo"]
+    assert info["username"] == user
+    assert sorted(info["groups"]) == sorted(groups + ["system:authenticated"])
+
+
+def test_self_subject_review_with_a_bad_token_is_401_and_anonymous_is_403(any_server):
+    code, body = any_server.request("POST", SSR, REVIEW, token="not-a-valid-token", front=True)
+    check_status(body, 401, "Unauthorized", "Unauthorized", ...)
+    code, body = any_server.request("POST", SSR, REVIEW, user=None, front=True)
+    check_status(body, 403, "Forbidden", "selfsubjectreviews.authentication.k8s.io is forbidden: "
+                 + forbidden_text("system:anonymous", "create", "selfsubjectreviews", "authentication.k8s.io"),
+                 {"group": "authentication.k8s.io", "kind": "selfsubjectreviews"})
+
+
+def test_everything_else_is_answered_for_the_authenticated_user(loaded):
+    """Through the front, RBAC judges the caller (impersonated), not the front's own identity."""
+    server, name, _ = loaded
+    rr = 'runtimerollouts.operator.aicr.run "%s" is forbidden: ' % name
+    code, body = server.request("PATCH", RR + "/" + name, {"metadata": {"labels": {"x": "y"}}},
+                                user="carol@example.com", content_type=MERGE, front=True)
+    check_status(body, 403, "Forbidden", rr + forbidden_text("carol@example.com", "patch", "runtimerollouts", GROUP),
+                 {"name": name, "group": GROUP, "kind": "runtimerollouts"})
+    code, body = server.request("GET", RR + "/" + name, user="mallory@example.com", front=True)
+    check_status(body, 403, "Forbidden", rr + forbidden_text("mallory@example.com", "get", "runtimerollouts", GROUP),
+                 {"name": name, "group": GROUP, "kind": "runtimerollouts"})
+    code, body = server.request("GET", RR + "/" + name, token="not-a-valid-token", front=True)
+    check_status(body, 401, "Unauthorized", "Unauthorized", ...)
+    code, body = server.request("PATCH", RR + "/" + name, {"metadata": {"labels": {"x": "y"}}},
+                                user="alice@example.com", content_type=MERGE, front=True)
+    assert code == 200 and body["metadata"]["labels"]["x"] == "y", body
+
+
+# --------------------------------------------------------------------------- the operator's admission rules
+#
+# The test server answers them as a ValidatingAdmissionPolicy denial; the real server calls the validating
+# webhook of tests/admission_webhook.py, which judges with the same function (tests/apiserver.py
+# check_rollout_update). Both answer 422 Invalid with the rule's message after a prefix naming the policy (the
+# fake) or the webhook (the real server's admission plumbing), and store nothing.
+
+ACK = {"release": "gpu-operator", "user": "bob@example.com", "time": "2030-01-01T00:00:00Z"}
+REVOCATION = {"user": "bob@example.com", "time": "2030-01-01T00:00:00Z", "reason": "stop"}
+
+# case -> (status of the rollout, spec fields it starts with, labels, JSON patch by bob, policy, rule message)
+RULE_CASES = {
+    "approval-for-someone-else": (None, {}, {}, [{"op": "add", "path": "/spec/approval",
+                                                  "value": approval("alice@example.com")}],
+                                  "approval", 'spec.approval.user must be the requesting user "bob@example.com"'),
+    "approval-changed": (None, {"approval": approval()}, {}, [{"op": "replace", "path": "/spec/approval/reason",
+                                                               "value": "another reason"}],
+                         "approval", "spec.approval is set once and cannot be changed or removed"),
+    "approval-removed": (None, {"approval": approval()}, {}, [{"op": "remove", "path": "/spec/approval"}],
+                         "approval", "spec.approval is set once and cannot be changed or removed"),
+    "approval-expires-not-a-time": (None, {}, {}, [{"op": "add", "path": "/spec/approval",
+                                                    "value": dict(approval(), expires="tomorrow")}],
+                                    "approval", "spec.approval.expires must be an RFC 3339 time"),
+    "revocation-without-approval": (None, {}, {}, [{"op": "add", "path": "/spec/revocation", "value": REVOCATION}],
+                                    "revocation", "spec.revocation requires spec.approval"),
+    "revocation-while-validating": ({"phase": "Validating"}, {"approval": approval()}, {},
+                                    [{"op": "add", "path": "/spec/revocation", "value": REVOCATION}],
+                                    "revocation", "spec.revocation cannot be set while status.phase is Validating"),
+    "revocation-after-the-end": ({"phase": "Completed", "outcome": "Succeeded"}, {"approval": approval()},
+                                 {OUTCOME: "Succeeded"},
+                                 [{"op": "add", "path": "/spec/revocation", "value": REVOCATION}],
+                                 "revocation", "spec.revocation cannot be set after the rollout has ended"),
+    "revocation-for-someone-else": (None, {"approval": approval()}, {},
+                                    [{"op": "add", "path": "/spec/revocation",
+                                      "value": dict(REVOCATION, user="alice@example.com")}],
+                                    "revocation", 'spec.revocation.user must be the requesting user "bob@example.com"'),
+    "revocation-changed": (None, {"approval": approval(), "revocation": REVOCATION}, {},
+                           [{"op": "replace", "path": "/spec/revocation/reason", "value": "other"}],
+                           "revocation", "spec.revocation is set once and cannot be changed or removed"),
+    "acknowledgement-not-awaited": (None, {}, {}, [{"op": "add", "path": "/spec/acknowledgements", "value": [ACK]}],
+                                    "acknowledgements", "a new spec.acknowledgements entry needs a release in "
+                                                        "status.awaitingAcknowledgement, and there is none"),
+    "acknowledgement-of-another-release": (
+        {"phase": "AwaitingAcknowledgement", "awaitingAcknowledgement": {"release": "nvsentinel"}}, {}, {},
+        [{"op": "add", "path": "/spec/acknowledgements", "value": [ACK]}], "acknowledgements",
+        'a new spec.acknowledgements entry must name the release in status.awaitingAcknowledgement ("nvsentinel")'),
+    "acknowledgement-for-someone-else": (
+        {"phase": "AwaitingAcknowledgement", "awaitingAcknowledgement": {"release": "gpu-operator"}}, {}, {},
+        [{"op": "add", "path": "/spec/acknowledgements", "value": [dict(ACK, user="alice@example.com")]}],
+        "acknowledgements", 'a new spec.acknowledgements entry must name the requesting user "bob@example.com"'),
+    "acknowledgement-removed": (
+        {"phase": "AwaitingAcknowledgement", "awaitingAcknowledgement": {"release": "gpu-operator"}},
+        {"acknowledgements": [ACK]}, {}, [{"op": "remove", "path": "/spec/acknowledgements/0"}],
+        "acknowledgements", "spec.acknowledgements is append-only"),
+    "spec-field-changed": (None, {}, {}, [{"op": "replace", "path": "/spec/deadline", "value": "2031-01-01T00:00:00Z"}],
+                           "immutable", "spec.deadline is immutable"),
+    "outcome-label-set": (None, {}, {}, [{"op": "add", "path": "/metadata/labels/operator.aicr.run~1outcome",
+                                          "value": "Succeeded"}],
+                          "immutable", "the label operator.aicr.run/outcome is immutable"),
+}
+
+POLICY_NAMES = {"approval": "aicr-rollout-approval", "revocation": "aicr-rollout-revocation",
+                "acknowledgements": "aicr-rollout-acknowledgements", "immutable": "aicr-rollout-immutable"}
+
+
+def denial_prefix(server, name, policy):
+    """How each server introduces a rule's message: the ValidatingAdmissionPolicy dispatcher's text (the
+    test server, as the operator's cluster answers), or the webhook plumbing's (``ToStatusErr``)."""
+    policy = POLICY_NAMES[policy]
+    if server.kind == "fake":
+        return ('runtimerollouts.operator.aicr.run "%s" is forbidden: ValidatingAdmissionPolicy \'%s\' with binding '
+                "'%s-binding' denied request: " % (name, policy, policy))
+    return 'admission webhook "%s.operator.aicr.run" denied the request: ' % policy
+
+
+def rule_rollout(server, case):
+    status, spec, labels, _, _, _ = RULE_CASES[case]
+    obj = rollout(new_id(), labels=labels)
+    obj["spec"].update(json.loads(json.dumps(spec)))
+    if status:
+        obj["status"].update(status)
+    return server.load([obj])[0]
+
+
+@pytest.mark.parametrize("case", sorted(RULE_CASES))
+@pytest.mark.parametrize("dry_run", [False, True], ids=["write", "dry-run"])
+def test_the_operators_rules_deny_with_the_rules_message_and_store_nothing(any_server, case, dry_run):
+    stored = rule_rollout(any_server, case)
+    name = stored["metadata"]["name"]
+    ops = RULE_CASES[case][3]
+    query = "?dryRun=All" if dry_run else ""
+    code, body = any_server.request("PATCH", RR + "/" + name + query, ops, user="bob@example.com",
+                                    content_type=JSON_PATCH)
+    policy, message = RULE_CASES[case][4:]
+    prefix = denial_prefix(any_server, name, policy)
+    check_status(body, 422, "Invalid", prefix + message)
+    assert body["details"]["name"] == name
+    assert (body["details"]["group"], body["details"]["kind"]) == (GROUP, "runtimerollouts")
+    code, after = any_server.request("GET", RR + "/" + name, user="bob@example.com")
+    assert after["metadata"]["resourceVersion"] == stored["metadata"]["resourceVersion"]
+
+
+def test_an_approval_reason_over_1024_characters_is_422_and_stores_nothing(loaded):
+    """Both refuse it; the real server's CRD schema (maxLength) answers before admission, the test server's
+    approval policy does: the messages differ (see the module docstring), the outcome does not."""
+    server, name, stored = loaded
+    ops = [{"op": "add", "path": "/spec/approval", "value": approval(reason="x" * 1025)}]
+    code, body = server.request("PATCH", RR + "/" + name, ops, user="bob@example.com", content_type=JSON_PATCH)
+    assert (code, body["reason"]) == (422, "Invalid"), body
+    assert body["message"].endswith("spec.approval.reason must be 1 to 1024 characters" if server.kind == "fake"
+                                    else "spec.approval.reason in body should be at most 1024 chars long"), body
+    code, after = server.request("GET", RR + "/" + name, user="bob@example.com")
+    assert after["metadata"]["resourceVersion"] == stored["metadata"]["resourceVersion"]

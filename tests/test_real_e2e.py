@@ -1,16 +1,15 @@
-"""describe and reproduce, end to end, against a REAL kube-apiserver (the ``real`` tier).
+"""describe, reproduce, approve, revoke and acknowledge, end to end, against a REAL kube-apiserver (the ``real`` tier).
 
-dist/kubectl-aicr runs as a process, as in tests/test_describe.py and tests/test_reproduce.py,
-but against kube-apiserver v1.20.2 + etcd (tests/real_apiserver.py) loaded with
+dist/kubectl-aicr runs as a process, as in tests/test_describe.py, tests/test_reproduce.py and
+tests/test_writes.py, but against kube-apiserver v1.20.2 + etcd (tests/real_apiserver.py) loaded with
 tests/fixtures. The real server assigns uid, resourceVersion and creationTimestamp itself
 (``load_objects`` drops the fixtures' values), so these tests assert on what it returns.
-It keeps no request log: "reads only" is checked through resourceVersions instead.
 
-What stays on the test server (tests/apiserver.py), and why, is written where it is
-skipped at the end of this file: v1.20 has no SelfSubjectReview (1.28+ for every user), so
-approve, revoke and acknowledge cannot learn who writes; and no CEL validation rules or
-ValidatingAdmissionPolicy, so the operator's admission rules are not enforced. What the
-plugin does on such a server (refuses to write, says why) is asserted here.
+Writes go through the identity front (tests/identity_front.py), because v1.20 has no
+SelfSubjectReview: the front answers that one request for the user it authenticated and
+forwards the rest impersonating that user. The operator's admission rules are a validating
+webhook registered on the real server (tests/admission_webhook.py). What the plugin does on
+the bare server (refuses to write, says why) is asserted too.
 """
 
 import copy
@@ -22,7 +21,11 @@ import shlex
 
 import pytest
 
+from tests import interpositions
+from tests import test_decision_pinning as pinning
+from tests import test_writes as writes
 from tests.apiserver import FIXTURE_ANNOTATION, load_fixtures
+from tests import admission_webhook, identity_front
 from tests.real_apiserver import real_apiserver  # noqa: F401  (session fixture)
 from tests.test_describe import check_awaiting_approval, field
 
@@ -36,15 +39,6 @@ CR = "/apis/operator.aicr.run/v1alpha1/clusterruntimes"
 CM = "/api/v1/namespaces/aicr-system/configmaps"
 DIGEST_ANNOTATION = "operator.aicr.run/desired-state-digest"
 
-NO_SELF_SUBJECT_REVIEW = (
-    "kube-apiserver v1.20 has no SelfSubjectReview (authentication.k8s.io/v1, every user may create one "
-    "from 1.28), so approve, revoke and acknowledge cannot learn the caller's username and write nothing "
-    "(asserted above); recording the server-reported user stays on the test server: tests/test_writes.py")
-NO_ADMISSION_RULES = (
-    "kube-apiserver v1.20 has no CEL validation rules (1.25+) and no ValidatingAdmissionPolicy (1.26+), so "
-    "the operator's admission rules (set-once approval and revocation, append-only acknowledgements, "
-    "immutable spec and outcome label, user = requester) are not enforced by it; they stay on the test "
-    "server: tests/test_apiserver.py (test_*_rules, test_immutable_fields) and tests/test_writes.py")
 
 
 class Cluster:
@@ -343,33 +337,321 @@ def test_writes_refuse_when_the_server_has_no_self_subject_review(run, cluster, 
     assert cluster.get(role)["metadata"]["resourceVersion"] == before["metadata"]["resourceVersion"]
 
 
-# --------------------------------------------------------------------------- what stays on the test server
+# --------------------------------------------------------------------------- writes through the identity front
+#
+# The plugin talks to the identity front (tests/identity_front.py): it answers SelfSubjectReview with the user it
+# authenticated (client certificate against the cluster CA, token through a TokenReview on this server) and
+# forwards everything else to the real server impersonating that user. Reads, RBAC, the JSON patches and their
+# `test` operations, etcd and the admission webhook (tests/admission_webhook.py, the operator's rules) are the
+# real server's.
 
 
-@pytest.mark.skip(reason=NO_SELF_SUBJECT_REVIEW)
-def test_approve_revoke_and_acknowledge_record_the_server_reported_user():
-    """tests/test_writes.py: approve/revoke/acknowledge records, races between processes, refusals."""
+WRITE_ROLES = ("awaiting-approval", "approved-rolling-out", "awaiting-acknowledgement", "validating")
 
 
-@pytest.mark.skip(reason=NO_SELF_SUBJECT_REVIEW)
-def test_the_username_comes_from_the_server_not_the_kubeconfig():
-    """tests/test_writes.py::test_username_comes_from_the_server_not_the_kubeconfig."""
+@pytest.fixture
+def front(cluster):
+    """The identity front with an empty request log; the rollouts the write tests touch are put back after."""
+    cluster.server.front.clear()
+    cluster.server.webhook.clear()
+    yield cluster.server.front
+    cluster.server.front.clear()
+    cluster.server.load_objects([cluster.given[role] for role in WRITE_ROLES])
 
 
-@pytest.mark.skip(reason=NO_ADMISSION_RULES)
-def test_the_servers_admission_refusal_is_shown_as_it_came():
-    """tests/test_writes.py::test_revoke_while_validating_shows_the_servers_refusal_as_it_came."""
+@pytest.fixture
+def as_test_server(cluster, front):
+    return RealServerAsTestServer(cluster)
 
 
-@pytest.mark.skip(reason=NO_ADMISSION_RULES)
-def test_the_operators_admission_rules():
-    """tests/test_apiserver.py: test_approval_rules, test_revocation_rules, test_acknowledgement_rules,
-    test_immutable_fields."""
+class RealServerAsTestServer:
+    """The parts of tests/apiserver.py's APIServer that the write tests of tests/test_writes.py and
+    tests/test_decision_pinning.py use, on the real server: objects by fixture role, kubeconfigs through the
+    identity front, the front's request log, and ``interpose``, which lands a change with real requests
+    (RealAPIServer.apply_action) from the front and logs it as an ``INTERPOSE`` record, as the test server does.
+    So the very same test bodies judge both servers."""
+
+    operator_namespace = "aicr-system"
+
+    def __init__(self, cluster):
+        self.cluster = cluster
+        self.front = cluster.server.front
+
+    def fixture_name(self, role):
+        return self.cluster.name(role)
+
+    def fixture(self, role):
+        return self.cluster.get(role)
+
+    def write_kubeconfig(self, path, user="alice@example.com"):
+        return self.cluster.server.write_kubeconfig(path, user=user, front=True)
+
+    def kubeconfig(self, users):
+        [user] = users
+        return self.cluster.server.kubeconfig(user, front=True)
+
+    def get_object(self, kind, name):
+        assert kind == "RuntimeRollout", kind
+        return self.cluster.server.get("operator.aicr.run/v1alpha1", kind, name)
+
+    @property
+    def requests(self):
+        return self.front.requests
+
+    def interpose(self, name, actions, when="before-patch"):
+        path = RR + "/" + name
+
+        def land(record):
+            for action in actions:
+                self.cluster.server.apply_action(action)
+            self.front.log(identity_front.Record("INTERPOSE", path, when, "application/json",
+                                                 json.dumps(actions).encode()))
+
+        if when == "before-patch":
+            self.front.interpose(land, "PATCH", path, "before")
+        else:
+            self.front.interpose(land, "GET", path, "after")
 
 
-@pytest.mark.skip(reason="the real server keeps no request log: connection reuse and the exact requests a "
-                         "command sends are checked on the test server (tests/test_describe.py, "
-                         "tests/test_reproduce.py); here reads-only is checked through resourceVersions")
-def test_the_requests_a_command_sends():
-    """tests/test_describe.py::test_two_requests_share_one_connection and the request-log checks of
-    tests/test_reproduce.py."""
+def via_front(cluster, user="alice@example.com", style=None):
+    path = os.path.join(cluster.workdir, "front-%s-%s" % (user.split("@")[0], style or "default"))
+    return cluster.server.write_kubeconfig(path, user=user, style=style, front=True)
+
+
+def patches(front):
+    return [r for r in front.requests if r.method == "PATCH"]
+
+
+def test_the_front_answers_self_subject_review_with_the_authenticated_user(cluster, front):
+    review = {"apiVersion": "authentication.k8s.io/v1", "kind": "SelfSubjectReview"}
+    for user, style in (("alice@example.com", "cert"), ("bob@example.com", None), ("approver-07", None)):
+        code, body = front_request(cluster, "POST", "/apis/authentication.k8s.io/v1/selfsubjectreviews", review,
+                                   user=user, cert=style == "cert")
+        assert code == 201, body
+        info = body["status"]["userInfo"]
+        assert info["username"] == user
+        assert set(info["groups"]) == {"aicr-approvers", "system:authenticated"}
+    code, body = front_request(cluster, "GET", RR, token="not-a-valid-token")
+    assert (code, body["reason"], body["message"]) == (401, "Unauthorized", "Unauthorized")
+    # anonymous: forwarded, so the real server's RBAC answers
+    code, body = front_request(cluster, "POST", "/apis/authentication.k8s.io/v1/selfsubjectreviews", review)
+    assert code == 403 and 'User "system:anonymous" cannot create' in body["message"], body
+
+
+def front_request(cluster, method, path, body=None, user=None, token=None, cert=False):
+    """One request to the identity front: as ``user`` (token, or its client certificate with ``cert``),
+    an explicit bearer ``token``, or anonymous."""
+    import ssl
+    import urllib.error
+    import urllib.request
+    server = cluster.server
+    ctx = ssl.create_default_context(cafile=server.ca_file)
+    headers = {"Accept": "application/json"}
+    if cert:
+        files = server.client_cert_files(user)
+        ctx.load_cert_chain(files.cert, files.key)
+    elif user or token:
+        headers["Authorization"] = "Bearer " + (token or server.token(user))
+    data = None
+    if body is not None:
+        data = json.dumps(body).encode()
+        headers["Content-Type"] = "application/json"
+    req = urllib.request.Request(server.front.url + path, data=data, method=method, headers=headers)
+    try:
+        with urllib.request.urlopen(req, context=ctx, timeout=30) as r:
+            return r.status, json.loads(r.read().decode())
+    except urllib.error.HTTPError as e:
+        return e.code, json.loads(e.read().decode())
+
+
+def test_approve_revoke_and_acknowledge_record_the_server_reported_user(run, cluster, front):
+    name = cluster.name("awaiting-approval")
+    result = run("approve", name, "--expires", "1h30m", "--reason", "Maintenance window",
+                 kubeconfig=via_front(cluster, "bob@example.com"))
+    assert result.returncode == 0, result.stderr
+    approval = cluster.get("awaiting-approval")["spec"]["approval"]
+    assert approval["user"] == "bob@example.com" and approval["reason"] == "Maintenance window"
+    assert result.stdout.splitlines()[0] == "rollout %s approved by bob@example.com until %s" % (
+        name, approval["expires"])
+    [patch] = patches(front)
+    assert (patch.status, patch.user, patch.content_type) == (200, "bob@example.com", "application/json-patch+json")
+    assert json.loads(patch.body)[0] == {"op": "test", "path": "/metadata/uid",
+                                         "value": cluster.get("awaiting-approval")["metadata"]["uid"]}
+
+    name = cluster.name("approved-rolling-out")
+    result = run("revoke", name, "--reason", "Training job not checkpointed", kubeconfig=via_front(cluster))
+    assert result.returncode == 0, result.stderr
+    revocation = cluster.get("approved-rolling-out")["spec"]["revocation"]
+    assert revocation["user"] == "alice@example.com"  # the client certificate's CN, as the real server read it
+    assert result.stdout.startswith("rollout %s revoked by alice@example.com at %s" % (name, revocation["time"]))
+
+    name = cluster.name("awaiting-acknowledgement")
+    before = cluster.get("awaiting-acknowledgement")
+    awaited = before["status"]["awaitingAcknowledgement"]["release"]
+    result = run("acknowledge", name, kubeconfig=via_front(cluster, "approver-03"))
+    assert result.returncode == 0, result.stderr
+    after = cluster.get("awaiting-acknowledgement")["spec"]["acknowledgements"]
+    assert after[:-1] == before["spec"].get("acknowledgements", [])
+    assert (after[-1]["release"], after[-1]["user"]) == (awaited, "approver-03")
+    described = run("describe", name, kubeconfig=cluster.kubeconfig("carol@example.com")).stdout
+    assert "Acknowledged: %s by approver-03 at %s" % (awaited, after[-1]["time"]) in described
+    # every write met the operator's rules on the real server, as the user the front authenticated
+    allowed = list(dict.fromkeys((r.name, r.user) for r in cluster.server.webhook.seen() if r.policy == "approval"))
+    assert allowed == [(cluster.name("awaiting-approval"), "bob@example.com"),
+                       (cluster.name("approved-rolling-out"), "alice@example.com"),
+                       (name, "approver-03")]
+    assert all(r.allowed for r in cluster.server.webhook.seen())
+
+
+def test_the_servers_admission_refusal_is_shown_as_it_came(run, cluster, front):
+    """The plugin's own checks pass (approved, not ended); the operator's rule 2 refuses a revocation while
+    Validating: the webhook's denial, through the real server's admission plumbing, is printed as it came."""
+    name = cluster.name("validating")
+    before = cluster.get("validating")
+    result = run("revoke", name, "--reason", "r", kubeconfig=via_front(cluster))
+    assert result.returncode == 1 and result.stdout == ""
+    # what the decision rests on is shown first (stderr), then the denial, as it came
+    assert "  Phase:        Validating" in result.stderr.splitlines()
+    assert result.stderr.splitlines()[-1] == (
+        'error: admission webhook "aicr-rollout-revocation.operator.aicr.run" denied the request: spec.revocation '
+        "cannot be set while status.phase is Validating")
+    assert [p.status for p in patches(front)] == [422]
+    # one PATCH; the server may judge it twice (etcd3's GuaranteedUpdate retries an update that failed on a
+    # cached, possibly stale object with the current one), always by the same rule
+    denials = {(r.policy, r.name, r.user, r.dry_run) for r in cluster.server.webhook.seen() if not r.allowed}
+    assert denials == {("revocation", name, "alice@example.com", False)}
+    assert cluster.get("validating")["metadata"]["resourceVersion"] == before["metadata"]["resourceVersion"]
+
+
+def test_a_reader_is_refused_by_the_real_servers_rbac(run, cluster, front):
+    name = cluster.name("awaiting-approval")
+    before = cluster.get("awaiting-approval")
+    result = run("approve", name, "--reason", "r", kubeconfig=via_front(cluster, "carol@example.com"))
+    assert result.returncode == 1
+    assert result.stderr.splitlines()[-1] == (
+        'error: runtimerollouts.operator.aicr.run "%s" is forbidden: User "carol@example.com" cannot patch resource '
+        '"runtimerollouts" in API group "operator.aicr.run" at the cluster scope' % name)
+    assert cluster.get("awaiting-approval") == before
+
+
+@pytest.mark.parametrize("command,role,words", [
+    (["approve", "--reason", "r"], "approved-rolling-out", "is already approved by "),
+    (["approve", "--reason", "r"], "succeeded", "has ended (outcome Succeeded)"),
+    (["revoke", "--reason", "r"], "awaiting-approval", "is not approved; there is nothing to revoke"),
+    (["revoke", "--reason", "r"], "revoked", "is already revoked by "),
+    (["acknowledge"], "approved-rolling-out", "is not waiting for an acknowledgement"),
+])
+def test_refusals_send_no_patch(run, cluster, front, command, role, words):
+    before = cluster.get(role)
+    result = run(command[0], cluster.name(role), *command[1:], kubeconfig=via_front(cluster, "bob@example.com"))
+    assert result.returncode == 1 and words in result.stderr, result.stderr
+    assert patches(front) == []
+    assert cluster.get(role)["metadata"]["resourceVersion"] == before["metadata"]["resourceVersion"]
+
+
+# The test server's own write tests (tests/test_writes.py), run as they are on the real server through the front.
+
+
+def test_the_username_comes_from_the_server_not_the_kubeconfig(run, as_test_server, tmp_path):
+    writes.test_username_comes_from_the_server_not_the_kubeconfig(run, as_test_server, None, tmp_path)
+
+
+def test_twenty_approvers_at_once_store_exactly_one_approval_in_etcd(plugin, as_test_server, tmp_path):
+    writes.test_twenty_approvers_at_once_exactly_one_approval(plugin, as_test_server, tmp_path)
+
+
+def test_approve_racing_revoke_never_loses_a_decision(plugin, as_test_server, tmp_path):
+    writes.test_approve_racing_revoke_never_loses_a_decision(plugin, as_test_server, tmp_path)
+
+
+def test_two_acknowledgements_racing_record_one(plugin, as_test_server, tmp_path):
+    writes.test_two_acknowledgements_racing_record_one(plugin, as_test_server, tmp_path)
+
+
+def test_the_requests_a_command_sends(run, cluster, front):
+    """The front's request log: describe reads twice on one connection; approve learns who it is, reads, and
+    writes once, a JSON patch pinned by `test`s of the facts it read, the rollout's uid first."""
+    result = run("describe", cluster.name("awaiting-approval"), kubeconfig=via_front(cluster))
+    assert result.returncode == 0, result.stderr
+    reads = front.requests
+    assert [r.method for r in reads] == ["GET", "GET"] and len({r.connection for r in reads}) == 1
+    front.clear()
+    name = cluster.name("awaiting-approval")
+    uid = cluster.get("awaiting-approval")["metadata"]["uid"]
+    result = run("approve", name, "--reason", "r", kubeconfig=via_front(cluster))
+    assert result.returncode == 0, result.stderr
+    sent = front.requests
+    assert [r.path for r in sent if r.method == "POST"] == ["/apis/authentication.k8s.io/v1/selfsubjectreviews"]
+    assert {r.method for r in sent} == {"GET", "POST", "PATCH"} and len({r.connection for r in sent}) == 1
+    [patch] = patches(front)
+    assert json.loads(patch.body)[0] == {"op": "test", "path": "/metadata/uid", "value": uid}
+
+
+# --------------------------------------------------------------------------- another client's write in between
+#
+# The matrix of tests/test_decision_pinning.py on the real server: the change of tests/interpositions.py is
+# made with real requests (RealAPIServer.apply_action: a JSON patch by the other approver, the operator's
+# status patch, a delete and create) by the identity front, after the command's read of the rollout and
+# before its PATCH is forwarded ("before-patch"), or right after approve's first read ("after-read").
+
+
+def _applies(command, change):
+    given = {o["metadata"]["annotations"][FIXTURE_ANNOTATION]: o for o in load_fixtures(FIXTURES)}
+    return interpositions.CHANGES[change].make(copy.deepcopy(given[interpositions.TARGETS[command]]),
+                                               "aicr-system") is not None
+
+
+REAL_MATRIX = [case for case in pinning.MATRIX if _applies(case[0], case[1])]
+
+
+@pytest.mark.parametrize("command,change,when", REAL_MATRIX)
+def test_a_change_between_read_and_write(run, cluster, front, command, change, when):
+    """tests/test_decision_pinning.py::test_a_change_between_read_and_write, run as it is on the real server."""
+    first = cluster.get(interpositions.TARGETS[command])
+    touched = [a["name"] for a in interpositions.CHANGES[change].make(copy.deepcopy(first), "aicr-system")
+               if a["kind"] == "ConfigMap"]
+    try:
+        pinning.test_a_change_between_read_and_write(run, RealServerAsTestServer(cluster), lambda user: via_front(
+            cluster, user), command, change, when)
+    finally:
+        for name in touched:  # an immutable report ConfigMap cannot be put back in place
+            cluster.server.request("DELETE", CM + "/" + name)
+        cluster.reload()
+
+
+# --------------------------------------------------------------------------- --dry-run
+
+
+@pytest.mark.parametrize("command", interpositions.COMMANDS)
+@pytest.mark.parametrize("mode", ["server", "client"])
+def test_dry_run_stores_nothing_on_the_real_server(run, cluster, front, command, mode):
+    role = interpositions.TARGETS[command]
+    before = cluster.get(role)
+    name = before["metadata"]["name"]
+    result = run(command, name, *pinning.ARGS[command], "--dry-run=" + mode, kubeconfig=via_front(cluster))
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines()[0].endswith(" (server dry run)" if mode == "server" else " (dry run)")
+    assert cluster.get(role) == before  # same resourceVersion: nothing reached etcd
+    sent = patches(front)
+    reviews = [r for r in cluster.server.webhook.seen() if r.name == name]
+    if mode == "client":
+        assert sent == [] and reviews == []
+        return
+    assert [(p.query, p.status) for p in sent] == [("dryRun=All", 200)]
+    # sideEffects: None, so the real server sent the dry run to every rule, which allowed it
+    assert {r.policy for r in reviews} == set(admission_webhook.POLICIES_JUDGED)
+    assert all(r.dry_run and r.allowed and r.user == "alice@example.com" for r in reviews)
+
+
+def test_server_dry_run_still_meets_the_operators_rules(run, cluster, front):
+    name = cluster.name("validating")
+    before = cluster.get("validating")
+    result = run("revoke", name, "--reason", "r", "--dry-run=server", kubeconfig=via_front(cluster))
+    assert result.returncode == 1 and result.stdout == ""
+    assert result.stderr.splitlines()[-1] == (
+        'error: admission webhook "aicr-rollout-revocation.operator.aicr.run" denied the request: spec.revocation '
+        "cannot be set while status.phase is Validating")
+    assert [(p.query, p.status) for p in patches(front)] == [("dryRun=All", 422)]
+    denials = {(r.policy, r.dry_run) for r in cluster.server.webhook.seen() if not r.allowed}
+    assert denials == {("revocation", True)}
+    assert cluster.get("validating") == before
