@@ -266,7 +266,7 @@ def _result(status, where):
         value = status.get(key)
         if value is not None and not isinstance(value, str):
             raise AuthError("%s: decoding stdout: status.%s must be a string" % (where, key))
-        values[key] = value or ""
+        values[key] = _LONE_SURROGATE.sub("\ufffd", value or "")  # as Go's encoding/json decodes them
     if not (values["token"] or values["clientCertificateData"] or values["clientKeyData"]):
         raise AuthError("getting credentials: exec plugin didn't return a token or cert/key pair")
     if bool(values["clientCertificateData"]) != bool(values["clientKeyData"]):
@@ -280,6 +280,7 @@ def _result(status, where):
                       values["clientKeyData"].encode("utf-8"), expires)
 
 
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")  # json.loads keeps "\\ud800"; Go's decoder gives U+FFFD
 _RFC3339 = re.compile(r"^(\d{4})-(\d\d)-(\d\d)[Tt](\d\d):(\d\d):(\d\d)(\.\d+)?([Zz]|[+-]\d\d:\d\d)$")
 
 

@@ -338,12 +338,16 @@ def _choose_proxy(cluster, server, environ):
     return proxy.choose(cluster, server.host, server.port, environ)
 
 
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
 def _send_request(connection, method, url, payload, headers):
     """Send one request with ``headers`` [(name, value)] in order, a name possibly repeated (Impersonate-Group),
-    values as UTF-8 bytes (what Go sends for non-ASCII values; http.client would insist on latin-1)."""
+    values as UTF-8 bytes (what Go sends for non-ASCII values; http.client would insist on latin-1), a lone
+    surrogate as U+FFFD (Go strings hold no surrogates)."""
     connection.putrequest(method, url, skip_host=True, skip_accept_encoding=True)
     for name, value in headers:
-        connection.putheader(name, value.encode("utf-8"))
+        connection.putheader(name, _LONE_SURROGATE.sub("\ufffd", value).encode("utf-8"))
     if payload is not None:
         connection.putheader("Content-Length", str(len(payload)))
     connection.endheaders(payload)

@@ -729,6 +729,14 @@ def exec_plugin_prints_yaml_with_a_yes_token(ctx):
 
 
 @case
+def exec_plugin_prints_a_lone_surrogate_escape_in_its_token(ctx):
+    # Go's encoding/json decodes a lone "\ud800" as U+FFFD; the token then goes out as its UTF-8 bytes.
+    output = '{"apiVersion": "client.authentication.k8s.io/v1", "kind": "ExecCredential", "status": {"token": "%s\\ud800"}}' \
+             % ctx.token("bob@example.com")
+    return Case("", SAME, kubeconfig_env=_exec_printing(ctx, output))
+
+
+@case
 def exec_plugin_prints_json_then_text(ctx):
     output = '{"apiVersion": "client.authentication.k8s.io/v1", "kind": "ExecCredential", "status": {"token": "%s"}}' \
              ' done' % ctx.token("bob@example.com")
