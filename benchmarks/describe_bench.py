@@ -22,7 +22,7 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
-from kubectl_aicr import objects  # noqa: E402
+from kubectl_aicr.aicr import objects  # noqa: E402
 from kubectl_aicr.commands import describe  # noqa: E402
 from tests.apiserver import APIServer  # noqa: E402
 

@@ -7,7 +7,7 @@ import re
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from kubectl_aicr import objects
+from kubectl_aicr.aicr import objects
 from kubectl_aicr.commands import describe
 
 HOSTILE = "x\x1b[2J\x1b]0;pwned\x07\r\x08\x9b31m\u202eevil\u2066\n\x00end"

@@ -1,10 +1,10 @@
-"""Operator objects (kubectl_aicr.objects): lenient reading, Invalid fields, report verification."""
+"""Operator objects (kubectl_aicr.aicr.objects): lenient reading, Invalid fields, report verification."""
 
 import datetime
 import hashlib
 
-from kubectl_aicr import objects
-from kubectl_aicr.objects import Invalid
+from kubectl_aicr.aicr import objects
+from kubectl_aicr.aicr.objects import Invalid
 
 D1 = "sha256:" + "1" * 64
 D2 = "sha256:3f9a1c0d2b7e4a51" + "0" * 48

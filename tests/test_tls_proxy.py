@@ -11,7 +11,7 @@ import warnings
 import pytest
 import yaml
 
-from kubectl_aicr import proxy, transport
+from kubectl_aicr.kube import proxy, rest
 from kubectl_aicr.errors import ConfigError, TransportError
 from tests import certs
 from tests.kubeconfig_corpus import NAMED_HOST, PREFIX, SNI_NAME, corpus_servers  # noqa: F401 (a fixture)
@@ -139,17 +139,17 @@ def test_tls_below_1_2_is_never_spoken(run, api_server, tmp_path):
     listener.close()
     one_error_line(result, "TLS handshake with server")
     assert handshakes == []
-    assert transport.tls_context(transport_cluster(), transport_credentials()).minimum_version == \
+    assert rest.tls_context(transport_cluster(), transport_credentials()).minimum_version == \
         ssl.TLSVersion.TLSv1_2
 
 
 def transport_cluster():
-    from kubectl_aicr.kubeconfig import Cluster
+    from kubectl_aicr.kube.kubeconfig import Cluster
     return Cluster(name="c", server="https://127.0.0.1:1")
 
 
 def transport_credentials():
-    from kubectl_aicr.auth import Credentials
+    from kubectl_aicr.kube.auth import Credentials
     return Credentials()
 
 
@@ -179,13 +179,13 @@ def test_an_unbracketed_ipv6_server_is_an_error(run, servers, tmp_path):
     ("https://[::1:6443", "not a valid URL"), ("https://h:99999", "not a valid URL")])
 def test_server_urls_kubectl_would_misuse_are_refused(text, words):
     with pytest.raises(ConfigError, match=words.replace("?", r"\?")):
-        transport.ServerURL(text)
+        rest.ServerURL(text)
 
 
 def test_server_url_parts():
-    url = transport.ServerURL("https://[fd00::1]:6443/k8s/clusters/c-x//")
+    url = rest.ServerURL("https://[fd00::1]:6443/k8s/clusters/c-x//")
     assert (url.host, url.port, url.prefix) == ("fd00::1", 6443, "/k8s/clusters/c-x")
-    assert transport.ServerURL("https://h/").prefix == "" and transport.ServerURL("https://h").port == 443
+    assert rest.ServerURL("https://h/").prefix == "" and rest.ServerURL("https://h").port == 443
 
 
 @pytest.mark.parametrize("text, host, host_header", [
@@ -196,7 +196,7 @@ def test_server_url_parts():
 def test_the_host_is_sent_as_written(text, host, host_header):
     """Go's url.Parse keeps the host's letters and net/http sends URL.Host as the Host header: so does the plugin
     (the end-to-end comparison with kubectl is the upper-case cases of tests/kubeconfig_corpus.py)."""
-    url = transport.ServerURL(text)
+    url = rest.ServerURL(text)
     assert (url.host, url.host_header) == (host, host_header)
 
 
@@ -372,7 +372,7 @@ def test_an_https_proxy_that_trickles_its_connect_answer_is_cut_at_the_deadline(
 
 
 def _cluster_with_ca_data(text):
-    from kubectl_aicr.kubeconfig import Cluster
+    from kubectl_aicr.kube.kubeconfig import Cluster
 
     return Cluster(name="c", server="https://127.0.0.1:1", certificate_authority_data=text.encode())
 
@@ -382,13 +382,13 @@ def test_ca_data_is_read_as_gos_append_certs_from_pem():
     none is left, saying what was found (crypto/x509 CertPool.AppendCertsFromPEM, client-go rootCertPool)."""
     ca = certs.make_ca().cert_pem.bytes().decode()
     with_headers = ca.replace("-----\n", "-----\nProc-Type: 4,ENCRYPTED\n\n", 1)
-    context = transport.tls_context(_cluster_with_ca_data("junk\n" + with_headers + ca), transport.auth.Credentials())
-    assert len(context.get_ca_certs()) == 1 and context.verify_flags & transport.VERIFY_X509_PARTIAL_CHAIN
+    context = rest.tls_context(_cluster_with_ca_data("junk\n" + with_headers + ca), rest.auth.Credentials())
+    assert len(context.get_ca_certs()) == 1 and context.verify_flags & rest.VERIFY_X509_PARTIAL_CHAIN
     broken = "-----BEGIN CERTIFICATE-----\n!!\n-----END CERTIFICATE-----\n"
     for text, words in ((with_headers, "holds no usable PEM CERTIFICATE block"), ("", None),
                         (broken, "holds a CERTIFICATE block that is not"), ("just text", "holds no PEM block")):
         if words is None:  # empty data: no CA at all, the system's trust
-            assert transport.tls_context(_cluster_with_ca_data(text), transport.auth.Credentials())
+            assert rest.tls_context(_cluster_with_ca_data(text), rest.auth.Credentials())
             continue
         with pytest.raises(ConfigError, match="certificate-authority-data of cluster c " + words):
-            transport.tls_context(_cluster_with_ca_data(text), transport.auth.Credentials())
+            rest.tls_context(_cluster_with_ca_data(text), rest.auth.Credentials())

@@ -23,7 +23,7 @@ import os
 import pytest
 
 from kubectl_aicr.errors import YAMLError
-from kubectl_aicr.yamlreader import load_all
+from kubectl_aicr.kube.yaml.reader import load_all
 
 SUITE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "shared",
                      "yaml-test-suite")

@@ -13,7 +13,9 @@ the rollout moves on, nothing is written for the next release. The server's answ
 checked: this rollout, its UID, and exactly the entry written appended.
 """
 
-from .. import objects, output, session
+from .. import output
+from ..aicr import objects
+from ..kube import clientcmd
 from ..errors import RefusedError, UsageError
 from . import writes
 
@@ -27,7 +29,7 @@ def run(invocation):
     named = invocation.release
     if named is not None and output.safe(named) != named:
         raise UsageError("--release must be one line of printable text")
-    with session.connect(invocation) as client:
+    with clientcmd.connect(invocation) as client:
         user = writes.who_am_i(client)
         raw, rollout = writes.read_rollout(client, invocation.name)
         release = _awaited(rollout, named)

@@ -19,7 +19,9 @@ warning are shown (stderr), and the approval is written pinned to those facts.
 
 import datetime
 
-from .. import objects, output, session
+from .. import output
+from ..aicr import objects
+from ..kube import clientcmd
 from ..cli import DEFAULT_OPERATOR_NAMESPACE
 from ..errors import RefusedError, VerificationError
 from . import writes
@@ -34,7 +36,7 @@ def run(invocation):
     expected = writes.checked_expected_digest(invocation.expect_digest)
     dry_run = writes.checked_dry_run(invocation.dry_run)
     namespace = invocation.operator_namespace or DEFAULT_OPERATOR_NAMESPACE
-    with session.connect(invocation) as client:
+    with clientcmd.connect(invocation) as client:
         user = writes.who_am_i(client)
         raw, rollout = writes.read_rollout(client, invocation.name)
         now = writes.now_utc(client)

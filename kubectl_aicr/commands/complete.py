@@ -14,7 +14,7 @@ failure there quietly gives no candidates: completion never prints an error.
 
 from .. import cli, output
 
-# kubeconfig, objects, session and transport (ssl, http.client) load only when a candidate needs them:
+# kubeconfig, objects, clientcmd and rest (ssl, http.client) load only when a candidate needs them:
 # completing a command or a flag name, on every Tab press, loads none of them.
 
 NO_FILE = 4
@@ -87,7 +87,7 @@ def _invocation(done):
 
 def _flag_values(flag, partial, done):
     if flag == "--context":
-        from .. import kubeconfig
+        from ..kube import kubeconfig
         try:
             config = kubeconfig.load(_invocation(done).kubeconfig)
         except Exception:  # completion never prints an error
@@ -103,10 +103,10 @@ def _flag_values(flag, partial, done):
 
 
 def _from_cluster(done, partial, names_of):
-    from .. import session, transport
+    from ..kube import clientcmd, rest
     invocation = _invocation(done)
     try:
-        with session.connect(invocation, deadline=transport.Deadline(CLUSTER_SECONDS)) as client:
+        with clientcmd.connect(invocation, deadline=rest.Deadline(CLUSTER_SECONDS)) as client:
             names = names_of(client, invocation)
     except Exception:  # unreachable, forbidden, slow: quietly nothing
         return []
@@ -129,7 +129,7 @@ def _rollout_names(client, command):
 
 
 def _plan_names(client, invocation):
-    from .. import objects
+    from ..aicr import objects
     namespace = invocation.operator_namespace or cli.DEFAULT_OPERATOR_NAMESPACE
     listed = client.get(objects.configmap_path(namespace), query={"labelSelector": objects.PLAN_SELECTOR})
     names = []

@@ -15,16 +15,18 @@ shows every one in full.
 
 import datetime
 
-from .. import objects, output, session
+from .. import output
+from ..aicr import objects
+from ..kube import clientcmd
 from ..cli import DEFAULT_OPERATOR_NAMESPACE
 from ..errors import AicrError, ApiError, VerificationError
-from ..objects import Invalid
+from ..aicr.objects import Invalid
 
 
 def run(invocation, now=None):
     """Describe ``invocation.name``; returns 0, or raises (VerificationError after printing)."""
     namespace = invocation.operator_namespace or DEFAULT_OPERATOR_NAMESPACE
-    with session.connect(invocation) as client:
+    with clientcmd.connect(invocation) as client:
         rollout = objects.rollout(client.get(objects.rollout_path(invocation.name)))
         verified = fetch_report(client, namespace, rollout.assessment_digest)
     now = now or datetime.datetime.now(datetime.timezone.utc)

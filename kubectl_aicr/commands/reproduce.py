@@ -23,7 +23,9 @@ Reads only (GET and LIST): it changes nothing in the cluster.
 import os
 import re
 
-from .. import objects, output, session
+from .. import output
+from ..aicr import objects
+from ..kube import clientcmd
 from ..cli import DEFAULT_OPERATOR_NAMESPACE, DEFAULT_REPRODUCE_DIR
 from ..errors import ApiError, RefusedError, UsageError, VerificationError
 
@@ -88,7 +90,7 @@ def run(invocation):
     if not shell_safe(os.path.abspath(folder)):
         raise UsageError("the folder %s has control or invisible characters, which cannot be printed safely "
                          "in the commands; give --dir a plain absolute path" % output.safe(os.path.abspath(folder)))
-    with session.connect(invocation) as client:
+    with clientcmd.connect(invocation) as client:
         chosen, configmap = find_plan(client, namespace, invocation.name)
     plan = objects.plan(configmap)
     recipe = _checked_recipe(plan)

@@ -23,7 +23,8 @@ import datetime
 import json
 import time
 
-from .. import objects, output
+from .. import output
+from ..aicr import objects
 from ..cli import MAX_REASON_CHARS, parse_duration
 from ..errors import ApiError, AicrError, RefusedError, UsageError
 

@@ -14,7 +14,7 @@ server (kubectl: ``http://localhost:8080``), a client key without a certificate
 settings (kubectl prompts for a username and password; a plugin never prompts).
 """
 
-from .errors import ConfigError
+from ..errors import ConfigError
 
 EXEC_API_VERSIONS = ("client.authentication.k8s.io/v1", "client.authentication.k8s.io/v1beta1")
 INTERACTIVE_MODES = ("Never", "IfAvailable", "Always")

@@ -37,7 +37,7 @@ import struct
 from typing import NamedTuple, Optional
 from urllib.parse import unquote, urlsplit
 
-from .errors import ConfigError, TransportError
+from ..errors import ConfigError, TransportError
 
 MAX_CONNECT_RESPONSE = 64 * 1024
 _SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*)://")
@@ -197,7 +197,7 @@ def connect(proxy, host, port, timeout, context=None, tls_server_name=None):
     """A socket connected through ``proxy`` to ``host``:``port`` (not yet TLS); TransportError if the proxy
     refuses or, for an https proxy, its TLS fails. ``context`` is the cluster's ``ssl.SSLContext`` and
     ``tls_server_name`` its ``tls-server-name`` (None: unset): an https proxy is spoken to with them."""
-    from .transport import connect_tcp
+    from .rest import connect_tcp
     try:
         sock = connect_tcp(proxy.host, proxy.port, timeout)
     except OSError as exc:
@@ -229,7 +229,7 @@ def connect(proxy, host, port, timeout, context=None, tls_server_name=None):
 def _tls_to_proxy(sock, proxy, context, tls_server_name):
     """TLS to an https proxy with the cluster's context (Go's ``persistConn.addTLS`` with client-go's config)."""
     import ssl
-    from .transport import _require_san
+    from .rest import _require_san
 
     name = tls_server_name or proxy.host
     try:

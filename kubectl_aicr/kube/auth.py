@@ -5,7 +5,7 @@ Behaviour follows client-go (``tools/clientcmd/client_config.go``
 ``HTTPWrappersForConfig`` and the impersonating round tripper, ``transport/token_source.go``
 ``cachingTokenSource``/``NewCachedFileTokenSource``, the oidc auth-provider
 ``plugin/pkg/client/auth/oidc/oidc.go``, and the exec authenticator, see
-:mod:`kubectl_aicr.exec_plugin`):
+:mod:`kubectl_aicr.kube.exec_credential`):
 
 - ``tokenFile`` (read, whitespace trimmed) wins over ``token`` when it can be read;
   either is sent as ``Authorization: Bearer <token>``.
@@ -37,7 +37,7 @@ import threading
 import time
 from typing import NamedTuple, Optional, Tuple
 
-from .errors import AicrError, AuthError
+from ..errors import AicrError, AuthError
 from .kubeconfig import read_file_text
 
 OIDC_EXPIRY_MARGIN = 10.0  # seconds; oidc.go expiryDelta
@@ -357,10 +357,10 @@ class Authenticator:
         static = static_credentials(self.user)
         if not _uses_exec(self.user):
             return static
-        from . import exec_plugin  # imported only for users with an exec plugin
+        from . import exec_credential  # imported only for users with an exec plugin
 
         self.runs += 1
-        result = exec_plugin.run(self.user.exec, self.cluster, self.deadline, self.environ, self.stdin)
+        result = exec_credential.run(self.user.exec, self.cluster, self.deadline, self.environ, self.stdin)
         headers = [("Authorization", "Bearer " + check_header_value(
             result.token, "the token from the exec plugin of user %s" % self.user.name))] if result.token else []
         if result.cert_pem:

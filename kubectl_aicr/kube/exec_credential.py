@@ -32,7 +32,7 @@ import unicodedata
 from datetime import datetime, timedelta, timezone
 from typing import NamedTuple, Optional
 
-from .errors import AuthError, TransportError, YAMLError
+from ..errors import AuthError, TransportError, YAMLError
 
 MAX_OUTPUT_BYTES = 1024 * 1024
 INSTALL_HINT_HELP = ("It looks like you are trying to use a client-go credential plugin that is not installed. "
@@ -247,10 +247,10 @@ def _decode(output, where):
             return json.loads(text, parse_constant=_no_constant)
         except (ValueError, RecursionError):
             raise AuthError("%s: decoding stdout: its output is not valid JSON" % where) from None
-    from . import yamlreader  # loaded only for a plugin that answers in YAML
+    from .yaml import reader as yaml_reader  # loaded only for a plugin that answers in YAML
 
     try:
-        return yamlreader.load_first(text, "stdout", yamlreader.GO_YAML)
+        return yaml_reader.load_first(text, "stdout", yaml_reader.GO_YAML)
     except YAMLError as exc:  # the position only: the problem may quote the credential
         raise AuthError("%s: decoding stdout: its output is not valid YAML (line %d, column %d)"
                         % (where, exc.line, exc.column)) from None

@@ -67,8 +67,8 @@ import re
 import struct
 from datetime import datetime
 
-from kubectl_aicr.blockyaml import CORE, GO_YAML, resolve_go_yaml
-from kubectl_aicr.errors import YAMLError
+from .block import CORE, GO_YAML, resolve_go_yaml
+from ...errors import YAMLError
 
 __all__ = ["load", "load_all", "load_first", "CORE", "GO_YAML", "MAX_DEPTH", "MAX_NODES"]
 

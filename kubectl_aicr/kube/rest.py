@@ -12,12 +12,12 @@
   ``transport/transport.go`` ``TLSConfigFor`` refuses it); ``tls-server-name`` is used
   for SNI and for verification; IP addresses are checked against IP SANs; a
   certificate whose name is only in its CN is rejected, as Go's crypto/x509 rejects it.
-- Proxies: see :mod:`kubectl_aicr.proxy` (proxy-url, else HTTPS_PROXY/NO_PROXY).
+- Proxies: see :mod:`kubectl_aicr.kube.proxy` (proxy-url, else HTTPS_PROXY/NO_PROXY).
 - One ``http.client`` connection is reused for all of a command's requests.
 - Every request of a command shares one :class:`Deadline` (30 s, the plugin page),
   exec credential plugins included; a watchdog closes the socket when it passes, so a
   server that trickles bytes or never answers cannot hold the command longer.
-- Credentials come from an :class:`~kubectl_aicr.auth.Authenticator`: an exec
+- Credentials come from an :class:`~kubectl_aicr.kube.auth.Authenticator`: an exec
   plugin's credential is renewed at its expiry, and once after a 401 answer, the
   request is sent again with the new one (kubectl renews after a 401 too, but leaves
   the failed request failed).
@@ -43,8 +43,9 @@ import threading
 import time
 from urllib.parse import urlencode, urlsplit
 
-from . import __version__, auth
-from .errors import ApiError, AuthError, ConfigError, TransportError
+from .. import __version__
+from . import auth
+from ..errors import ApiError, AuthError, ConfigError, TransportError
 
 DEADLINE_SECONDS = 30.0
 MAX_RESPONSE_BYTES = 16 * 1024 * 1024  # an object is at most ~1.5 MiB in etcd; lists of plans stay well under
@@ -330,7 +331,7 @@ class _Connection(http.client.HTTPSConnection):
 
 
 def _choose_proxy(cluster, server, environ):
-    """The proxy for ``server`` (see :mod:`kubectl_aicr.proxy`, imported only when a proxy may apply), or None."""
+    """The proxy for ``server`` (see :mod:`kubectl_aicr.kube.proxy`, imported only when a proxy may apply), or None."""
     if not (cluster.proxy_url or environ.get("HTTPS_PROXY") or environ.get("https_proxy")):
         return None
     from . import proxy
