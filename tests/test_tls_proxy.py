@@ -11,7 +11,7 @@ import warnings
 import pytest
 import yaml
 
-from kubectl_aicr.kube import proxy, rest
+from kubectl_aicr.kube import net, proxy_rules, rest
 from kubectl_aicr.errors import ConfigError, TransportError
 from tests import certs
 from tests.kubeconfig_corpus import NAMED_HOST, PREFIX, SNI_NAME, corpus_servers  # noqa: F401 (a fixture)
@@ -312,12 +312,12 @@ def test_proxy_url_with_an_unsupported_scheme_is_kubectls_error(run, api_server,
     ("api.example.com", 443, " , ,example.org", True),
 ])
 def test_no_proxy_rules(host, port, no_proxy, proxied):
-    assert proxy.use_proxy(host, port, no_proxy) is proxied
+    assert proxy_rules.use_proxy(host, port, no_proxy) is proxied
 
 
 def test_environment_proxy_values_are_read_as_go_reads_them():
     def pick(environ, host="api.example.com", port=443):
-        chosen = proxy.from_environment(host, port, environ)
+        chosen = proxy_rules.from_environment(host, port, environ)
         return chosen and (chosen.scheme, chosen.host, chosen.port, chosen.username, chosen.password)
     assert pick({"HTTPS_PROXY": "proxy.corp:3128"}) == ("http", "proxy.corp", 3128, None, None)
     assert pick({"HTTPS_PROXY": "http://u:p%40ss@proxy.corp"}) == ("http", "proxy.corp", 80, "u", "p@ss")
@@ -329,15 +329,15 @@ def test_environment_proxy_values_are_read_as_go_reads_them():
     assert pick({"HTTPS_PROXY": "ftp://x:1"}) == ("http", "ftp", 80, None, None)  # Go: http:// + the value
     with pytest.raises(ConfigError, match="could not parse"):
         pick({"HTTPS_PROXY": "http://[::1"})
-    assert "secret" not in proxy.Proxy("http", "h", 1, "u", "secret", "x").display()
+    assert "secret" not in proxy_rules.Proxy("http", "h", 1, "u", "secret", "x").display()
 
 
 def test_kubeconfig_proxy_url_is_checked_as_client_go_checks_it():
-    assert proxy.parse_proxy_url("socks5://127.0.0.1:1080", "c").scheme == "socks5"
+    assert proxy_rules.parse_proxy_url("socks5://127.0.0.1:1080", "c").scheme == "socks5"
     with pytest.raises(ConfigError, match="could not parse"):
-        proxy.parse_proxy_url("127.0.0.1:3128", "c")
+        proxy_rules.parse_proxy_url("127.0.0.1:3128", "c")
     with pytest.raises(ConfigError) as caught:
-        proxy.parse_proxy_url("ftp://u:hunter2@h:1", "c")
+        proxy_rules.parse_proxy_url("ftp://u:hunter2@h:1", "c")
     assert "hunter2" not in str(caught.value)
 
 
@@ -363,10 +363,10 @@ def test_an_https_proxy_that_trickles_its_connect_answer_is_cut_at_the_deadline(
     threading.Thread(target=trickle, daemon=True).start()
     context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
     context.load_verify_locations(cadata=ca.cert_pem.bytes().decode())
-    slow = proxy.Proxy("https", "127.0.0.1", listener.getsockname()[1], None, None, "a test")
+    slow = proxy_rules.Proxy("https", "127.0.0.1", listener.getsockname()[1], None, None, "a test")
     started = time.monotonic()
     with pytest.raises(TransportError, match="proxy https://127.0.0.1:"):
-        proxy.connect(slow, "api.example.invalid", 443, 1.5, context)
+        net.connect_via_proxy(slow, "api.example.invalid", 443, 1.5, context)
     assert time.monotonic() - started < 4
     listener.close()
 

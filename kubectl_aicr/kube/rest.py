@@ -12,7 +12,8 @@
   ``transport/transport.go`` ``TLSConfigFor`` refuses it); ``tls-server-name`` is used
   for SNI and for verification; IP addresses are checked against IP SANs; a
   certificate whose name is only in its CN is rejected, as Go's crypto/x509 rejects it.
-- Proxies: see :mod:`kubectl_aicr.kube.proxy` (proxy-url, else HTTPS_PROXY/NO_PROXY).
+- Proxies: see :mod:`kubectl_aicr.kube.proxy_rules` (proxy-url, else HTTPS_PROXY/NO_PROXY) and
+  :mod:`kubectl_aicr.kube.net` (the tunnels).
 - One ``http.client`` connection is reused for all of a command's requests.
 - Every request of a command shares one :class:`Deadline` (30 s, the plugin page),
   exec credential plugins included; a watchdog closes the socket when it passes, so a
@@ -39,12 +40,11 @@ import posixpath
 import re
 import socket
 import ssl
-import threading
 import time
 from urllib.parse import urlencode, urlsplit
 
 from .. import __version__
-from . import auth
+from . import auth, net
 from ..errors import ApiError, AuthError, ConfigError, TransportError
 
 DEADLINE_SECONDS = 30.0
@@ -252,51 +252,6 @@ def _load_client_certificate(context, cert_file, key_file):
         raise AuthError("cannot read the client certificate or key: %s" % (exc.strerror or exc)) from None
 
 
-def _require_san(tls_socket, server_name):
-    """Go's x509 never reads a certificate's CN: a verified certificate without SANs is refused."""
-    certificate = tls_socket.getpeercert() or {}
-    if not certificate.get("subjectAltName"):
-        message = "x509: certificate relies on legacy Common Name field, use SANs instead (name %s)" % server_name
-        error = ssl.SSLCertVerificationError(1, message)
-        error.verify_message, error.reason = message, None
-        raise error
-
-
-def connect_tcp(host, port, timeout):
-    """``socket.create_connection``, but all of it inside ``timeout`` seconds: the name lookup (run in a
-    thread, since getaddrinfo cannot be interrupted) and every address tried, each with what is left."""
-    end = time.monotonic() + timeout
-    found = {}
-
-    def lookup():
-        try:
-            found["addresses"] = socket.getaddrinfo(host, port, 0, socket.SOCK_STREAM)
-        except OSError as exc:
-            found["error"] = exc
-
-    resolver = threading.Thread(target=lookup, name="name-lookup", daemon=True)
-    resolver.start()
-    resolver.join(timeout)
-    if resolver.is_alive():
-        raise socket.timeout("the name lookup of %s did not finish in time" % host)
-    if "error" in found:
-        raise found["error"]
-    last = OSError("no address for %s" % host)
-    for family, kind, protocol, _, address in found["addresses"]:
-        left = end - time.monotonic()
-        if left <= 0:
-            raise socket.timeout("timed out")
-        sock = socket.socket(family, kind, protocol)
-        sock.settimeout(left)
-        try:
-            sock.connect(address)
-            return sock
-        except OSError as exc:
-            last = exc
-            sock.close()
-    raise last
-
-
 class _Connection(http.client.HTTPSConnection):
     """An HTTPSConnection through an optional proxy, whose TLS server name (SNI, verification) may differ
     from the host."""
@@ -309,18 +264,16 @@ class _Connection(http.client.HTTPSConnection):
 
     def connect(self):
         if self._via is not None:
-            from . import proxy
-
-            sock = proxy.connect(self._via, self.host, self.port, self.timeout, self._context,
+            sock = net.connect_via_proxy(self._via, self.host, self.port, self.timeout, self._context,
                                  self._tls_server_name)
         else:
-            sock = connect_tcp(self.host, self.port, self.timeout)
+            sock = net.connect_tcp(self.host, self.port, self.timeout)
         try:
             if sock.family in (socket.AF_INET, socket.AF_INET6):  # not the pipe inside an https proxy's TLS
                 sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             self.sock = self._context.wrap_socket(sock, server_hostname=self._server_name)
             if self._context.verify_mode != ssl.CERT_NONE:
-                _require_san(self.sock, self._server_name)
+                net.require_san(self.sock, self._server_name)
         except BaseException:
             (self.sock or sock).close()
             self.sock = None
@@ -331,12 +284,12 @@ class _Connection(http.client.HTTPSConnection):
 
 
 def _choose_proxy(cluster, server, environ):
-    """The proxy for ``server`` (see :mod:`kubectl_aicr.kube.proxy`, imported only when a proxy may apply), or None."""
+    """The proxy for ``server`` (see :mod:`kubectl_aicr.kube.proxy_rules`, imported only when a proxy may apply), or None."""
     if not (cluster.proxy_url or environ.get("HTTPS_PROXY") or environ.get("https_proxy")):
         return None
-    from . import proxy
+    from . import proxy_rules
 
-    return proxy.choose(cluster, server.host, server.port, environ)
+    return proxy_rules.choose(cluster, server.host, server.port, environ)
 
 
 def _send_request(connection, method, url, payload, headers):
@@ -454,20 +407,16 @@ class Client:
         connection.timeout = remaining
         if connection.sock is not None:
             connection.sock.settimeout(remaining)
-        watchdog = threading.Timer(remaining, _abort, (connection,))
-        watchdog.daemon = True
-        watchdog.start()
-        try:
-            _send_request(connection, method, url, payload, headers)
-            response = connection.getresponse()
-            self._note_server_time(response.getheader("Date"))
-            data = self._read_body(response)
-            return response.status, response.reason, response.getheader("Content-Type", ""), data
-        except (OSError, http.client.HTTPException) as exc:
-            self.close()
-            raise self._transport_error(exc) from None
-        finally:
-            watchdog.cancel()
+        with net.watchdog(remaining, lambda: net.shut(connection.sock)):  # a request outliving the deadline
+            try:
+                _send_request(connection, method, url, payload, headers)
+                response = connection.getresponse()
+                self._note_server_time(response.getheader("Date"))
+                data = self._read_body(response)
+                return response.status, response.reason, response.getheader("Content-Type", ""), data
+            except (OSError, http.client.HTTPException) as exc:
+                self.close()
+                raise self._transport_error(exc) from None
 
     def _read_body(self, response):
         length = response.getheader("Content-Length")
@@ -552,16 +501,6 @@ class _Fixed:
 
     def renew(self, used):
         return None
-
-
-def _abort(connection):
-    """Watchdog: end a request that has outlived the deadline by shutting its socket down."""
-    sock = connection.sock
-    if sock is not None:
-        try:
-            sock.shutdown(socket.SHUT_RDWR)
-        except OSError:
-            pass
 
 
 def _json_object(data):
