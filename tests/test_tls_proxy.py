@@ -144,8 +144,7 @@ def test_tls_below_1_2_is_never_spoken(run, api_server, tmp_path):
 
 
 def transport_cluster():
-    from kubectl_aicr.kube.kubeconfig import Cluster
-    return Cluster(name="c", server="https://127.0.0.1:1")
+    return rest.RESTConfig(host="https://127.0.0.1:1", cluster_name="c")
 
 
 def transport_credentials():
@@ -372,9 +371,7 @@ def test_an_https_proxy_that_trickles_its_connect_answer_is_cut_at_the_deadline(
 
 
 def _cluster_with_ca_data(text):
-    from kubectl_aicr.kube.kubeconfig import Cluster
-
-    return Cluster(name="c", server="https://127.0.0.1:1", certificate_authority_data=text.encode())
+    return rest.RESTConfig(host="https://127.0.0.1:1", cluster_name="c", ca_data=text.encode())
 
 
 def test_ca_data_is_read_as_gos_append_certs_from_pem():

@@ -187,20 +187,6 @@ def header_key_escape(key):
     return "".join(chr(b) if b in _HEADER_KEY_BYTES else "%%%02X" % b for b in key.encode("utf-8"))
 
 
-def _impersonation(user):
-    if not user.impersonate:
-        return []
-    headers = [("Impersonate-User", user.impersonate)]
-    if user.impersonate_uid:
-        headers.append(("Impersonate-Uid", user.impersonate_uid))
-    for group in user.impersonate_groups:
-        headers.append(("Impersonate-Group", group))
-    for key, values in user.impersonate_extra:
-        for value in values:
-            headers.append(("Impersonate-Extra-" + header_key_escape(key), value))
-    return headers
-
-
 def _read_pem(path, user, what):
     try:
         with open(path, "rb") as handle:
@@ -284,7 +270,8 @@ def check_header_value(value, what):
 
 
 def static_credentials(user):
-    """The :class:`Credentials` of a user's static settings (no exec plugin), impersonation included."""
+    """The :class:`Credentials` of a user's static settings (no exec plugin); impersonation is the
+    :class:`~kubectl_aicr.kube.rest.RESTConfig`'s."""
     if user is None:
         return Credentials()
     headers, described = [], []
@@ -302,8 +289,6 @@ def static_credentials(user):
     cert_file, key_file, cert_data, key_data = _client_certificate(user)
     if cert_file or cert_data:
         described.append("client certificate")
-    for name, value in _impersonation(user):
-        headers.append((name, check_header_value(value, "the %s of user %s" % (name, user.name))))
     return Credentials(tuple(headers), cert_file, key_file, " and ".join(described) or "no credentials",
                        cert_data, key_data)
 
@@ -370,12 +355,3 @@ class Authenticator:
         return Credentials(tuple(headers) + static.headers, None, None, described, result.cert_pem or None,
                            result.key_pem or None, result.expires)
 
-
-def credentials(user, secrets=None, cluster=None, deadline=None):
-    """The :class:`Credentials` for ``user`` (a kubeconfig.User or None: anonymous) for a first request.
-
-    ``secrets`` is accepted for compatibility (data is written only when a TLS context
-    loads it, see :func:`client_certificate_files`). Raises AuthError for credentials
-    that cannot be used.
-    """
-    return Authenticator(user, cluster, deadline).current()

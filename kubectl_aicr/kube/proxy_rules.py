@@ -108,10 +108,11 @@ def from_environment(host, port, environ):
     return proxy if use_proxy(host, port, no_proxy) else None
 
 
-def choose(cluster, host, port, environ):
-    """The Proxy for the cluster's server (its proxy-url, else the environment's), or None for a direct connection."""
-    if cluster.proxy_url:
-        return parse_proxy_url(cluster.proxy_url, cluster.name)
+def choose(proxy_url, cluster_name, host, port, environ):
+    """The Proxy for the cluster's server (its ``proxy_url``, else the environment's), or None for a direct
+    connection; ``cluster_name`` names the cluster in messages."""
+    if proxy_url:
+        return parse_proxy_url(proxy_url, cluster_name)
     return from_environment(host, port, environ)
 
 
