@@ -16,16 +16,6 @@ EXIT_INTERNAL = 70
 EXIT_INTERRUPTED = 130
 
 
-def _not_implemented(invocation):
-    raise AicrError("%s is not implemented yet" % invocation.command)
-
-
-def _version(invocation):
-    from . import cli, output
-    output.say(cli.version_text())
-    return 0
-
-
 def _prerendered_help(argv):
     """The help text for ``argv`` when it only asks for help (``[]``, ``--help``, ``help``, ``COMMAND --help``,
     ``help COMMAND``) and the build pre-rendered it for this Python (kubectl_aicr._prerendered, made by
@@ -62,12 +52,11 @@ def _terminal_columns():
 
 
 def _command(name):
-    if name in ("describe", "approve", "revoke", "acknowledge", "reproduce", "list"):
-        module = __import__("kubectl_aicr.commands." + name, fromlist=["run"])
-        return module.run
-    if name == "version":
-        return _version
-    return _not_implemented
+    """The ``run`` of a command of :data:`cli.COMMANDS` (the one table of commands): the module of that name
+    under :mod:`kubectl_aicr.commands`, loaded only for the command that runs (``help`` never gets here:
+    cli.parse answers it)."""
+    import importlib
+    return importlib.import_module("%s.commands.%s" % (__package__, name)).run
 
 
 def main(argv=None):

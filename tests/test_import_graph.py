@@ -110,3 +110,17 @@ def test_the_network_leaf_and_the_proxy_rules_import_nothing_above_them():
     graph = _graph()
     assert graph[PACKAGE + ".kube.proxy_rules"] <= {PACKAGE + ".errors"}
     assert graph[PACKAGE + ".kube.net"] <= {PACKAGE + ".errors", PACKAGE + ".kube.proxy_rules"}
+
+
+def test_every_command_of_the_one_table_has_its_module():
+    """main dispatches from cli.COMMANDS alone: each command but ``help`` (cli answers it) is a module of
+    kubectl_aicr.commands with a ``run``, and no module there runs a command the table does not name."""
+    from kubectl_aicr import cli
+
+    runnable = sorted(name for name in cli.COMMANDS if name != "help")
+    for name in runnable:
+        assert callable(importlib.import_module("kubectl_aicr.commands." + name).run), name
+    helpers = {"__init__", "complete", "writes"}  # __complete is main's, outside the table; writes is shared
+    folder = os.path.join(ROOT, PACKAGE, "commands")
+    modules = sorted(n[:-3] for n in os.listdir(folder) if n.endswith(".py") and n[:-3] not in helpers)
+    assert modules == runnable

@@ -71,25 +71,11 @@ def _operands(done, flags):
     return operands
 
 
-def _invocation(done):
-    values = {}
-    joined = cli._join_flag_values(done)
-    for word in joined:
-        flag, sep, value = word.partition("=")
-        if sep and flag.startswith("--"):
-            values[flag[2:].replace("-", "_")] = value
-    groups = [word.partition("=")[2] for word in joined if word.startswith("--as-group=")]
-    return cli.Invocation(command="__complete", name=None, kubeconfig=values.get("kubeconfig"),
-                          context=values.get("context"), operator_namespace=values.get("operator_namespace"),
-                          reason=None, expires=None, dir=None, as_user=values.get("as"),
-                          as_groups=tuple(groups) or None, as_uid=values.get("as_uid"))
-
-
 def _flag_values(flag, partial, done):
     if flag == "--context":
         from ..kube import kubeconfig
         try:
-            config = kubeconfig.load(_invocation(done).kubeconfig)
+            config = kubeconfig.load(cli.typed_invocation(done).kubeconfig)
         except Exception:  # completion never prints an error
             return [], NO_FILE
         return sorted(n for n in config.contexts if n.startswith(partial)), NO_FILE
@@ -104,7 +90,7 @@ def _flag_values(flag, partial, done):
 
 def _from_cluster(done, partial, names_of):
     from ..kube import clientcmd, rest
-    invocation = _invocation(done)
+    invocation = cli.typed_invocation(done)
     try:
         with clientcmd.connect(invocation, deadline=rest.Deadline(CLUSTER_SECONDS)) as client:
             names = names_of(client, invocation)
@@ -130,7 +116,7 @@ def _rollout_names(client, command):
 
 def _plan_names(client, invocation):
     from ..aicr import objects
-    namespace = invocation.operator_namespace or cli.DEFAULT_OPERATOR_NAMESPACE
+    namespace = cli.operator_namespace(invocation)
     listed = client.get(objects.configmap_path(namespace), query={"labelSelector": objects.PLAN_SELECTOR})
     names = []
     for item in objects.list_items(listed):

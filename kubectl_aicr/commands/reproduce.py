@@ -23,10 +23,10 @@ Reads only (GET and LIST): it changes nothing in the cluster.
 import os
 import re
 
-from .. import output
+from .. import cli, output
 from ..aicr import objects
 from ..kube import clientcmd
-from ..cli import DEFAULT_OPERATOR_NAMESPACE, DEFAULT_REPRODUCE_DIR
+from ..cli import DEFAULT_REPRODUCE_DIR
 from ..errors import ApiError, RefusedError, UsageError, VerificationError
 
 PLAN_NAME_RE = re.compile(r"\Aaicr-plan-[0-9a-f]{16}\Z")
@@ -79,7 +79,7 @@ RENDER_FLAGS = {
 
 
 def run(invocation):
-    namespace = invocation.operator_namespace or DEFAULT_OPERATOR_NAMESPACE
+    namespace = cli.operator_namespace(invocation)
     folder = invocation.dir or DEFAULT_REPRODUCE_DIR
     _check_plan_argument(invocation.name)
     if not shell_safe(folder):
