@@ -89,7 +89,8 @@ def _main(argv):
             output.write_lines(shown.text.rstrip("\n").split("\n"))
             return 0
         cli.warn_unused_flags(invocation)
-        _end_on_termination()
+        from . import helpers
+        helpers.end_on_termination()
         return _command(invocation.command)(invocation)
     except AicrError as exc:
         from . import output
@@ -126,18 +127,3 @@ def _write_help(text):
     except (OSError, ValueError) as exc:
         raise AicrError("cannot write the output: %s" % (getattr(exc, "strerror", None) or exc)) from None
     return 0
-
-
-def _end_on_termination():
-    """SIGTERM and SIGHUP end the command through an exception, so every clean-up (temporary files, the
-    private credential folder) runs, and the exit status is 128 + the signal, as a shell reports it."""
-    import signal
-
-    def on_signal(signum, frame):
-        terminated = AicrError("terminated by %s" % signal.Signals(signum).name)
-        terminated.exit_code = 128 + signum
-        raise terminated
-
-    for name in ("SIGTERM", "SIGHUP"):
-        if hasattr(signal, name):
-            signal.signal(getattr(signal, name), on_signal)

@@ -32,11 +32,10 @@ import contextlib
 import itertools
 import json
 import os
-import signal
-import threading
 import time
 from typing import NamedTuple, Optional, Tuple
 
+from .. import helpers
 from ..errors import AicrError, AuthError
 from .kubeconfig import read_file_text
 
@@ -65,10 +64,6 @@ class Credentials(NamedTuple):
         if not (self.cert_file or self.cert_data):
             return None
         return (self.cert_file, self.key_file, self.cert_data, self.key_data)
-
-
-class Terminated(AicrError):
-    """The command received SIGTERM or SIGHUP while it held credential files (exit status 128 + signal)."""
 
 
 class SecretFiles:
@@ -109,21 +104,11 @@ class SecretFiles:
             self.folder = None
         self._restore_signals()
 
-    def _on_signal(self, signum, frame):
-        terminated = Terminated("terminated by %s" % signal.Signals(signum).name)
-        terminated.exit_code = 128 + signum
-        raise terminated
-
     def _trap_signals(self):
-        if threading.current_thread() is not threading.main_thread():
-            return
-        for signum in (signal.SIGTERM, getattr(signal, "SIGHUP", None)):
-            if signum is not None:
-                self._handlers[signum] = signal.signal(signum, self._on_signal)
+        self._handlers = helpers.end_on_termination()
 
     def _restore_signals(self):
-        for signum, handler in self._handlers.items():
-            signal.signal(signum, handler)
+        helpers.restore_signals(self._handlers)
         self._handlers = {}
 
     def __enter__(self):
@@ -230,8 +215,8 @@ def _oidc_token(user):
     if time.time() + OIDC_EXPIRY_MARGIN >= expiry:
         if not config.get("refresh-token"):
             raise AuthError("No valid id-token, and cannot refresh without refresh-token (user %s: its "
-                            "id-token expired at %s; log in again)" % (user.name, _utc(expiry)))
-        raise _oidc_refresh_needed(user, "expired at %s" % _utc(expiry))
+                            "id-token expired at %s; log in again)" % (user.name, helpers.format_utc(expiry)))
+        raise _oidc_refresh_needed(user, "expired at %s" % helpers.format_utc(expiry))
     return token
 
 
@@ -239,10 +224,6 @@ def _oidc_refresh_needed(user, what):
     return AuthError("the oidc id-token of user %s %s; kubectl-aicr never writes your kubeconfig, so it does not "
                      "refresh it: run any kubectl command once (e.g. kubectl get --raw /version), which refreshes "
                      "and saves it, or log in again with your OIDC tool, then retry" % (user.name, what))
-
-
-def _utc(epoch):
-    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(epoch))
 
 
 def _jwt_expiry(token):

@@ -29,9 +29,9 @@ import subprocess
 import sys
 import threading
 import unicodedata
-from datetime import datetime, timedelta, timezone
 from typing import NamedTuple, Optional
 
+from .. import helpers
 from ..errors import AuthError, TransportError, YAMLError
 
 MAX_OUTPUT_BYTES = 1024 * 1024
@@ -280,21 +280,7 @@ def _result(status, where):
                       values["clientKeyData"].encode("utf-8"), expires)
 
 
-_RFC3339 = re.compile(r"^(\d{4})-(\d\d)-(\d\d)[Tt](\d\d):(\d\d):(\d\d)(\.\d+)?([Zz]|[+-]\d\d:\d\d)$")
-
-
 def parse_rfc3339(text):
-    """An RFC 3339 time -> epoch seconds (float), or None if it is not one."""
-    match = _RFC3339.match(text)
-    if not match:
-        return None
-    year, month, day, hour, minute, second = (int(g) for g in match.groups()[:6])
-    try:
-        moment = datetime(year, month, day, hour, minute, second, tzinfo=timezone.utc)
-        zone = match.group(8)
-        if zone not in ("Z", "z"):
-            sign = 1 if zone[0] == "+" else -1
-            moment -= sign * timedelta(hours=int(zone[1:3]), minutes=int(zone[4:6]))
-        return moment.timestamp() + float(match.group(7) or 0)
-    except (ValueError, OverflowError):
-        return None
+    """An RFC 3339 time -> epoch seconds (float), or None if it is not one (as Go's ``time.Parse``)."""
+    moment = helpers.parse_rfc3339(text)
+    return None if moment is None else moment.timestamp()

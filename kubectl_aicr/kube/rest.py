@@ -44,7 +44,7 @@ import time
 from typing import NamedTuple, Optional, Tuple
 from urllib.parse import urlencode, urlsplit
 
-from .. import __version__
+from .. import __version__, helpers
 from . import auth, net
 from ..errors import ApiError, AuthError, ConfigError, TransportError
 
@@ -380,7 +380,7 @@ class Client:
             return date + datetime.timedelta(seconds=time.monotonic() - received)
         except OverflowError:  # a Date at the very end of year 9999
             raise TransportError("the API server %s says it is %s (its Date header), the end of the calendar; "
-                                 "check its clock" % (self.server, date.strftime("%Y-%m-%dT%H:%M:%SZ"))) from None
+                                 "check its clock" % (self.server, helpers.format_utc(date))) from None
 
     def _note_server_time(self, header):
         try:
