@@ -1,8 +1,8 @@
-"""Tests of the test API server (tests/apiserver.py) itself.
+"""Tests of the test API server (tests/support/apiserver.py) itself.
 
 They talk to it as clients do: the standard library (http.client + ssl) and the real
 kubectl. Expected Status bodies are the ones kube-apiserver writes; the source of each
-is named in tests/apiserver.py.
+is named in tests/support/apiserver.py.
 """
 
 import concurrent.futures
@@ -21,8 +21,8 @@ import threading
 import pytest
 import yaml
 
-from tests import apiserver as api
-from tests import certs
+from tests.support import apiserver as api
+from tests.support import certs
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FIXTURES = os.path.join(ROOT, "tests", "fixtures")
@@ -743,7 +743,7 @@ def test_kubectl_get_by_resource_name_and_errors(server, tmp_path):
 
 def test_program_mode(tmp_path):
     outdir = tmp_path / "demo"
-    command = [sys.executable, "-m", "tests.apiserver", "--fixtures", FIXTURES, "--dir", str(outdir)]
+    command = [sys.executable, "-m", "tests.support.apiserver", "--fixtures", FIXTURES, "--dir", str(outdir)]
     proc = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         url = proc.stdout.readline().strip()

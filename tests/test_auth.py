@@ -14,7 +14,7 @@ import yaml
 
 from kubectl_aicr.kube import exec_credential, kubeconfig, rest
 from kubectl_aicr.errors import AuthError, TransportError
-from tests.kubeconfig_corpus import JURGEN, JURGEN_PASSWORD, corpus_servers, jwt  # noqa: F401 (a fixture)
+from tests.support.kubeconfig_corpus import JURGEN, JURGEN_PASSWORD, corpus_servers, jwt  # noqa: F401 (a fixture)
 
 V1 = "client.authentication.k8s.io/v1"
 V1BETA1 = "client.authentication.k8s.io/v1beta1"
@@ -325,7 +325,7 @@ def test_exec_output_is_checked_without_ever_being_quoted():
 
 def test_exec_output_in_yaml_is_read_as_client_go_reads_it():
     """client-go decodes the output with its universal deserializer: JSON, or else YAML as go-yaml v2 reads it
-    (tests/kubeconfig_corpus.py runs the same kinds through the real kubectl)."""
+    (tests/support/kubeconfig_corpus.py runs the same kinds through the real kubectl)."""
     spec = kubeconfig.ExecConfig(command="p", api_version=V1)
     head = b"apiVersion: client.authentication.k8s.io/v1\nkind: ExecCredential\n"
     ok = exec_credential.parse_output(head + b"status:\n  token: t0k\n  expirationTimestamp: 2030-01-02T02:04:05Z\n", spec)
@@ -388,7 +388,7 @@ def test_sigterm_while_waiting_removes_the_private_folder(plugin, api_server, tm
     """client-key-data lives in a private folder only while TLS loads it; the folder goes on SIGTERM too."""
     import signal
     import subprocess
-    from tests.conftest import base_env, plugin_command
+    from tests.support.plugin import base_env, plugin_command
     config = api_server.kubeconfig(users=["alice@example.com"], styles={"alice@example.com": "cert-data"})
     path = write(tmp_path / "config", config)
     temporary = tmp_path / "tmp"

@@ -2,7 +2,7 @@
 
 approve, revoke and acknowledge read the rollout once, decide, show what the decision rests on and write
 it pinned to those facts (JSON-patch ``test`` operations). These tests land another client's write
-between the command's read and its write (tests/interpositions.py, applied by the test server), refuse
+between the command's read and its write (tests/support/interpositions.py, applied by the test server), refuse
 before writing where the command must, check that every refusal sends no PATCH (the server's request
 log), that both dry-run modes store nothing, that the server's answer is checked, and that a decision
 that landed is never reported as a failure because its confirmation could not be printed.
@@ -17,8 +17,8 @@ import time
 
 import pytest
 
-from tests import interpositions
-from tests.conftest import base_env, plugin_command
+from tests.support import interpositions
+from tests.support.plugin import base_env, plugin_command
 
 pytestmark = pytest.mark.e2e
 
@@ -176,7 +176,7 @@ def test_a_retry_after_a_conflict_is_the_same_decision(run, api_server, kubeconf
     def conflict_once(res, a, req):
         calls.append(req.body)
         if len(calls) == 1:
-            from tests.apiserver import conflict
+            from tests.support.apiserver import conflict
             raise conflict(res, a.name)
         return original(res, a, req)
     monkeypatch.setattr(api_server, "_patch", conflict_once)

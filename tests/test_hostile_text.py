@@ -163,7 +163,7 @@ import shutil
 import subprocess
 
 from kubectl_aicr import output
-from tests.conftest import base_env, plugin_command
+from tests.support.plugin import base_env, plugin_command
 
 WIDE = "done \u2713 f\u00fcr J\u00fcrgen \u2800\u3164|"  # a check mark, Latin-1 letters, blank-looking letters
 WIDE_IN_LATIN1 = "done \\u2713 f\u00fcr J\u00fcrgen \\u2800\\u3164|".encode("iso8859-1")
@@ -350,7 +350,7 @@ def test_a_date_header_at_the_ends_of_the_calendar_is_a_clean_error(run, api_ser
 @pytest.mark.e2e
 def test_the_issues_example_through_the_real_kubectl(plugin, api_server, tmp_path, latin1_locale):
     """`LC_ALL=de_DE.ISO-8859-1 kubectl aicr describe R` with a check mark in the rollout's message."""
-    from tests.conftest import VENV_BIN
+    from tests.support.plugin import VENV_BIN
     if latin1_locale is None:
         pytest.skip("localedef cannot build de_DE.ISO-8859-1 here")
     rollout = copy.deepcopy(api_server.fixture("approved-rolling-out"))

@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from kubectl_aicr.kube import kubeconfig
 from kubectl_aicr.kube.yaml import block as blockyaml, reader as yamlreader
 from kubectl_aicr.errors import ConfigError, YAMLError
-from tests.conftest import base_env
+from tests.support.plugin import base_env
 
 ROLLOUT_ROLE = "install"
 

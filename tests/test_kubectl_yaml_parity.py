@@ -29,7 +29,7 @@ from hypothesis import strategies as st
 
 from kubectl_aicr.kube import kubeconfig
 from kubectl_aicr.errors import ConfigError
-from tests.conftest import VENV_BIN
+from tests.support.plugin import VENV_BIN
 
 KUBECTL = os.path.join(VENV_BIN, "kubectl")
 FILES_PER_EXAMPLE = 6

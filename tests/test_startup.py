@@ -9,7 +9,7 @@ import zipfile
 import pytest
 
 import build
-from tests.conftest import ROOT, base_env, plugin_command
+from tests.support.plugin import ROOT, base_env, plugin_command
 
 pytestmark = pytest.mark.e2e
 

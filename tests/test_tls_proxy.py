@@ -1,5 +1,5 @@
 """TLS verification, server URLs and proxies, end to end against the HTTPS test API servers and
-the test proxies (tests/proxy.py); the NO_PROXY rules also as a table against Go's semantics."""
+the test proxies (tests/support/proxy.py); the NO_PROXY rules also as a table against Go's semantics."""
 
 import base64
 import socket
@@ -13,9 +13,9 @@ import yaml
 
 from kubectl_aicr.kube import net, proxy_rules, rest
 from kubectl_aicr.errors import ConfigError, TransportError
-from tests import certs
-from tests.kubeconfig_corpus import NAMED_HOST, PREFIX, SNI_NAME, corpus_servers  # noqa: F401 (a fixture)
-from tests.proxy import TunnelProxy
+from tests.support import certs
+from tests.support.kubeconfig_corpus import NAMED_HOST, PREFIX, SNI_NAME, corpus_servers  # noqa: F401 (a fixture)
+from tests.support.proxy import TunnelProxy
 
 ROLE = "install"
 
@@ -194,7 +194,7 @@ def test_server_url_parts():
     ("https://[FD00::AB]:6443", "FD00::AB", "[FD00::AB]:6443"), ("https://h:6443", "h", "h:6443")])
 def test_the_host_is_sent_as_written(text, host, host_header):
     """Go's url.Parse keeps the host's letters and net/http sends URL.Host as the Host header: so does the plugin
-    (the end-to-end comparison with kubectl is the upper-case cases of tests/kubeconfig_corpus.py)."""
+    (the end-to-end comparison with kubectl is the upper-case cases of tests/support/kubeconfig_corpus.py)."""
     url = rest.ServerURL(text)
     assert (url.host, url.host_header) == (host, host_header)
 

@@ -16,7 +16,7 @@ In-process (pytest)::
 
 As a program (``make demo``), run from the repository root::
 
-    python -m tests.apiserver --fixtures tests/fixtures --dir OUTDIR
+    python -m tests.support.apiserver --fixtures tests/fixtures --dir OUTDIR
 
 prints the URL on its first line and ``export KUBECONFIG=OUTDIR/kubeconfig`` on the
 second, and serves until SIGTERM or SIGINT (exit status 0).
@@ -35,7 +35,7 @@ Sources (kubernetes/kubernetes unless named otherwise):
   ``pkg/util/validation/validation.go`` (texts as kube-apiserver v1.20 answers them)
 
 tests/test_contract.py runs the same requests against this server and a real kube-apiserver
-(tests/real_apiserver.py) and asserts the same answers.
+(tests/support/real_apiserver.py) and asserts the same answers.
 """
 
 import argparse
@@ -65,7 +65,7 @@ import uuid
 
 import yaml
 
-try:  # python -m tests.apiserver, or imported as tests.apiserver
+try:  # python -m tests.support.apiserver, or imported as tests.support.apiserver
     from . import certs
 except ImportError:  # imported as a top-level module (tests/ on sys.path)
     import certs
@@ -1905,7 +1905,7 @@ class APIServer:
         - ``"after-read"``: just after the server answers the next GET of that rollout (before anything
           else the command reads, such as the assessment report).
 
-        ``actions``: a list of action dicts of tests/interpositions.py (``patch``: a JSON patch applied to
+        ``actions``: a list of action dicts of tests/support/interpositions.py (``patch``: a JSON patch applied to
         the stored object as is, admission rules not applied, status included; ``recreate``: deleted and
         stored again with a new UID). When they land, the request log gets a record with method
         ``INTERPOSE``, the object's path, ``query`` = ``when`` and the actions as its JSON body.
@@ -2269,14 +2269,14 @@ def _write_yaml(path, data):
 
 
 def main(argv=None):
-    """``python -m tests.apiserver --fixtures DIR --dir OUTDIR [--port N] [--verbose]``.
+    """``python -m tests.support.apiserver --fixtures DIR --dir OUTDIR [--port N] [--verbose]``.
 
     Writes OUTDIR/ca.crt, server and client certificates, and OUTDIR/kubeconfig (a context
     per user, current-context alice); prints the URL, then ``export KUBECONFIG=...``;
     serves until SIGTERM or SIGINT, then exits 0.
     """
-    parser = argparse.ArgumentParser(prog="python -m tests.apiserver", description=main.__doc__.split("\n")[0])
-    parser.add_argument("--fixtures", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixtures"))
+    parser = argparse.ArgumentParser(prog="python -m tests.support.apiserver", description=main.__doc__.split("\n")[0])
+    parser.add_argument("--fixtures", default=os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "fixtures"))
     parser.add_argument("--dir", required=True, help="where to write the CA, certificates and kubeconfig")
     parser.add_argument("--port", type=int, default=0)
     parser.add_argument("--operator-namespace", default="aicr-system")
