@@ -8,16 +8,14 @@ log), that both dry-run modes store nothing, that the server's answer is checked
 that landed is never reported as a failure because its confirmation could not be printed.
 """
 
-import contextlib
 import copy
 import json
 import subprocess
-import threading
-import time
 
 import pytest
 
 from tests.support import interpositions
+from tests.support.interpositions import busy_operator
 from tests.support.plugin import base_env, plugin_command
 
 pytestmark = pytest.mark.e2e
@@ -185,27 +183,6 @@ def test_a_retry_after_a_conflict_is_the_same_decision(run, api_server, kubeconf
     assert result.returncode == 0, result.stderr
     assert len(calls) == 2 and calls[0] == calls[1]
     assert api_server.get_object("RuntimeRollout", name)["spec"]["revocation"]["user"] == ALICE
-
-
-@contextlib.contextmanager
-def busy_operator(api_server, name):
-    """While the block runs, the rollout's status.message is rewritten all the time (a new resourceVersion
-    every millisecond), as a busy operator does."""
-    stop = threading.Event()
-
-    def churn():
-        while not stop.is_set():
-            obj = api_server.get_object("RuntimeRollout", name)
-            obj["status"]["message"] = "busy %f" % time.monotonic()
-            api_server.put_object(obj)
-            time.sleep(0.001)
-    worker = threading.Thread(target=churn, daemon=True)
-    worker.start()
-    try:
-        yield
-    finally:
-        stop.set()
-        worker.join(5)
 
 
 def test_an_admission_denial_is_shown_as_it_came_while_the_operator_keeps_writing(run, api_server, kubeconfig_for):

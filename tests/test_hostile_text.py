@@ -2,24 +2,13 @@
 
 import copy
 import json
-import re
 
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from kubectl_aicr.aicr import objects
 from kubectl_aicr.commands import describe
-
-HOSTILE = "x\x1b[2J\x1b]0;pwned\x07\r\x08\x9b31m\u202eevil\u2066\n\x00end"
-RAW_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\u2028\u2029]")
-
-
-def clean(text):
-    """No control characters other than the newlines that end lines, and nothing else of the escaped class
-    (invisible, blank-looking; tests/test_output.py checks that class against Unicode's data)."""
-    from kubectl_aicr import output
-    return RAW_CONTROL.search(text) is None and all(output.safe(ch) == ch for ch in text.replace("\n", ""))
-
+from tests.support.text import HOSTILE, clean
 
 def hostile_rollout(api_server, role):
     obj = copy.deepcopy(api_server.fixture(role))

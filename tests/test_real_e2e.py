@@ -27,7 +27,7 @@ from tests import test_writes as writes
 from tests.support.apiserver import FIXTURE_ANNOTATION, load_fixtures
 from tests.support import admission_webhook, identity_front
 from tests.support.real_apiserver import real_apiserver  # noqa: F401  (session fixture)
-from tests.test_describe import check_awaiting_approval, field
+from tests.support.text import check_awaiting_approval, field
 
 pytestmark = [pytest.mark.real, pytest.mark.e2e]
 

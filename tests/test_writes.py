@@ -304,7 +304,7 @@ def test_unused_flags_are_accepted_with_a_warning(run, api_server, kubeconfig_fo
 def test_a_rollout_that_keeps_changing_elsewhere_is_approved_at_once(run, api_server, kubeconfig_for):
     """A busy controller bumps the resourceVersion all the time: the write tests the facts the approval rests
     on, not the resourceVersion, so unrelated status writes never stop it (one PATCH, stored)."""
-    from tests.test_decision_pinning import busy_operator
+    from tests.support.interpositions import busy_operator
     name = api_server.fixture_name("awaiting-approval")
     api_server.clear_requests()
     with busy_operator(api_server, name):
