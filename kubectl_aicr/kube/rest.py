@@ -510,16 +510,24 @@ class Client:
     # -- decoding the answer ------------------------------------------------------------------
 
     def _decode(self, method, path, status, reason, response_type, data):
-        if 300 <= status < 400:
-            raise TransportError("server %s answered %s %s with a redirect (HTTP %d); redirects are not followed"
-                                 % (self.server, method, path, status))
-        document = _json_object(data)
-        if 200 <= status < 300:
-            if document is None:
-                raise TransportError("server %s answered %s %s with something other than a JSON object"
-                                     % (self.server, method, path))
-            return document
-        raise _api_error(self.server, method, path, status, reason, document)
+        return decode(self.server, method, path, status, reason, data)
+
+
+def decode(server, method, path, status, reason, data):
+    """The JSON object of a 2xx answer (``data``: its body bytes); else raise. A redirect is a
+    TransportError (never followed), a 2xx without a JSON object too; any other status an
+    :class:`~kubectl_aicr.errors.ApiError` carrying the Kubernetes ``Status`` message (k8s.io/apimachinery
+    ``pkg/api/errors``), or one line naming the HTTP status when the body is not a Status."""
+    if 300 <= status < 400:
+        raise TransportError("server %s answered %s %s with a redirect (HTTP %d); redirects are not followed"
+                             % (server, method, path, status))
+    document = _json_object(data)
+    if 200 <= status < 300:
+        if document is None:
+            raise TransportError("server %s answered %s %s with something other than a JSON object"
+                                 % (server, method, path))
+        return document
+    raise _api_error(server, method, path, status, reason, document)
 
 
 def _name_hint(exc):
