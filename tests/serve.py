@@ -1,6 +1,6 @@
 """``make serve``: the test API server with the demo fixtures, in the foreground until Ctrl-C: a playground.
 
-Starts the HTTPS test API server (tests/support/apiserver.py) on 127.0.0.1 with the rollouts, plans and
+Starts the HTTPS test API server (tests/support/apiserver/) on 127.0.0.1 with the rollouts, plans and
 reports of tests/fixtures, writes a kubeconfig for it (a context per test user), and prints the
 ``export`` lines to paste into another terminal, the contexts, and each fixture rollout with what
 it shows. It serves until SIGINT (Ctrl-C) or SIGTERM, then exits 0. No operator runs behind the

@@ -1,11 +1,11 @@
 """Contract tests: the same requests against our test API server and a real kube-apiserver.
 
-Every test takes ``any_server``, parametrised "fake" (tests/support/apiserver.py) and "real"
+Every test takes ``any_server``, parametrised "fake" (tests/support/apiserver/) and "real"
 (tests/support/real_apiserver.py, kube-apiserver v1.20.2 + etcd, marked ``real``): the default run
 (``make test``) checks the test server, ``make test-real`` (``pytest -m real``) checks the
 real one, and both must give the same answers: status codes, Status ``reason``,
 ``message`` and ``details``, list contents, patch results. Where the test server differed,
-it was fixed (see tests/support/apiserver.py); names are made unique per test, so the real server
+it was fixed (see tests/support/apiserver/); names are made unique per test, so the real server
 (one per session, never reset) needs no cleaning.
 
 What is deliberately NOT asserted here, because the two servers model different Kubernetes
@@ -724,7 +724,7 @@ def test_everything_else_is_answered_for_the_authenticated_user(loaded):
 # --------------------------------------------------------------------------- the operator's admission rules
 #
 # The test server answers them as a ValidatingAdmissionPolicy denial; the real server calls the validating
-# webhook of tests/support/admission_webhook.py, which judges with the same function (tests/support/apiserver.py
+# webhook of tests/support/admission_webhook.py, which judges with the same function (tests/support/apiserver/
 # check_rollout_update). Both answer 422 Invalid with the rule's message after a prefix naming the policy (the
 # fake) or the webhook (the real server's admission plumbing), and store nothing.
 

@@ -106,7 +106,7 @@ def test_a_release_listed_twice_takes_its_own_status_entry():
 
 # ---------------------------------------------------------------------------------------------
 # Pinned facts: the JSON-patch tests a write carries, checked against the test server's json-patch v4
-# semantics (tests/support/apiserver.py apply_json_patch, itself checked against kube-apiserver by test_contract.py)
+# semantics (tests/support/apiserver/ apply_json_patch, itself checked against kube-apiserver by test_contract.py)
 
 from hypothesis import given, settings, strategies as st  # noqa: E402
 

@@ -114,14 +114,14 @@ def test_objects_load(real_apiserver, loaded):
 
 
 def test_team_fixtures_load(real_apiserver):
-    """tests/fixtures (placeholders resolved by tests/support/apiserver.py) fit the real CRDs."""
+    """tests/fixtures (placeholders resolved by tests/support/apiserver/) fit the real CRDs."""
     try:
         try:
             from tests.support.apiserver import load_fixtures
         except ImportError:
             from apiserver import load_fixtures
     except ImportError as e:
-        pytest.skip("tests/support/apiserver.py has no load_fixtures: %s" % e)
+        pytest.skip("tests/support/apiserver/ has no load_fixtures: %s" % e)
     objects = load_fixtures(os.path.join(ROOT, "tests", "fixtures"))
     stored = real_apiserver.load_objects(objects)
     assert len(stored) == len(objects)

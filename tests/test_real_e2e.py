@@ -365,7 +365,7 @@ def as_test_server(cluster, front):
 
 
 class RealServerAsTestServer:
-    """The parts of tests/support/apiserver.py's APIServer that the write tests of tests/test_writes.py and
+    """The parts of tests/support/apiserver/'s APIServer that the write tests of tests/test_writes.py and
     tests/test_decision_pinning.py use, on the real server: objects by fixture role, kubeconfigs through the
     identity front, the front's request log, and ``interpose``, which lands a change with real requests
     (RealAPIServer.apply_action) from the front and logs it as an ``INTERPOSE`` record, as the test server does.

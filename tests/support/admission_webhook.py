@@ -54,7 +54,7 @@ TIMEOUT_SECONDS = 10
 Review = collections.namedtuple("Review", "policy name user dry_run allowed message")
 
 
-#: The policy keys, one webhook each (tests/support/apiserver.py POLICIES).
+#: The policy keys, one webhook each (tests/support/apiserver/ POLICIES).
 POLICIES_JUDGED = tuple(apiserver.POLICIES)
 
 

@@ -3,7 +3,7 @@
 Test-only data, independent of any server: each change is a plain function of the
 rollout object (a dict as the API server returns it, and the operator namespace) that
 returns the ACTIONS another client performs, or None where the change does not apply
-to that rollout. tests/support/apiserver.py applies them server-side
+to that rollout. tests/support/apiserver/ applies them server-side
 (``APIServer.interpose``); a real kube-apiserver tier applies the same actions as
 requests (a JSON patch to the object or its ``status`` subresource, a delete and a
 create).
