@@ -32,14 +32,6 @@ CLUSTER_CASES = [
 ]
 
 
-@pytest.mark.parametrize("cluster, expected", [c[1:] for c in CLUSTER_CASES], ids=[c[0] for c in CLUSTER_CASES])
-def test_cluster_validation(cluster, expected):
-    problems = validation.cluster_problems(cluster)
-    assert len(problems) == len(expected), problems
-    for problem, substring in zip(problems, expected):
-        assert substring in problem
-
-
 USER_CASES = [
     ("a token", User(name="u", token="t"), []),
     ("token and basic auth", User(name="u", token="t", username="a", password="b"),
@@ -52,9 +44,15 @@ USER_CASES = [
 ]
 
 
-@pytest.mark.parametrize("user, expected", [c[1:] for c in USER_CASES], ids=[c[0] for c in USER_CASES])
-def test_user_validation(user, expected):
-    problems = validation.user_problems(user)
+VALIDATION_CASES = [(validation.cluster_problems,) + c for c in CLUSTER_CASES] + \
+    [(validation.user_problems,) + c for c in USER_CASES]
+
+
+@pytest.mark.parametrize("problems_of, entry, expected", [(c[0],) + c[2:] for c in VALIDATION_CASES],
+                         ids=[c[1] for c in VALIDATION_CASES])
+def test_kubeconfig_validation(problems_of, entry, expected):
+    """Each expected message (a substring) in order, and no other."""
+    problems = problems_of(entry)
     assert len(problems) == len(expected), problems
     for problem, substring in zip(problems, expected):
         assert substring in problem
