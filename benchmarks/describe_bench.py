@@ -22,9 +22,9 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
-from kubectl_aicr import objects  # noqa: E402
+from kubectl_aicr.aicr import objects  # noqa: E402
 from kubectl_aicr.commands import describe  # noqa: E402
-from tests.apiserver import APIServer  # noqa: E402
+from tests.support.apiserver import APIServer  # noqa: E402
 
 PLUGIN = os.path.join(ROOT, "dist", "kubectl-aicr")
 KUBECTL = os.path.join(ROOT, ".venv", "bin", "kubectl")

@@ -26,8 +26,8 @@ sys.path.insert(0, ROOT)
 
 import yaml  # noqa: E402  (test-only tools: the bench runs in .venv)
 
-from kubectl_aicr import kubeconfig  # noqa: E402
-from tests.apiserver import APIServer  # noqa: E402
+from kubectl_aicr.kube import kubeconfig  # noqa: E402
+from tests.support.apiserver import APIServer  # noqa: E402
 
 PLUGIN = os.path.join(ROOT, "dist", "kubectl-aicr")
 KUBECTL = os.path.join(ROOT, ".venv", "bin", "kubectl")

@@ -26,6 +26,8 @@ PROG = "kubectl aicr"
 DEFAULT_OPERATOR_NAMESPACE = "aicr-system"
 DEFAULT_REPRODUCE_DIR = "aicr-reproduce"
 MAX_REASON_CHARS = 1024
+MIN_EXPIRES_SECONDS = 60
+MIN_DIGEST_PREFIX = 16      # hex digits of --expect-digest, as describe shortens digests
 # A Kubernetes object name (RFC 1123 subdomain, k8s.io/apimachinery validation.IsDNS1123Subdomain).
 _OBJECT_NAME = re.compile(r"\A(?=.{1,253}\Z)[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\Z")
 
@@ -482,6 +484,23 @@ def parse(argv):
     return invocation
 
 
+def typed_invocation(words):
+    """The connection flags among ``words`` already typed (--kubeconfig, --context, --operator-namespace,
+    --as, --as-group, --as-uid) as an :class:`Invocation` of the ``__complete`` command, for shell
+    completion: nothing is checked and nothing is refused."""
+    values = {}
+    joined = _join_flag_values(words)
+    for word in joined:
+        flag, sep, value = word.partition("=")
+        if sep and flag.startswith("--"):
+            values[flag[2:].replace("-", "_")] = value
+    groups = [word.partition("=")[2] for word in joined if word.startswith("--as-group=")]
+    return Invocation(command="__complete", name=None, kubeconfig=values.get("kubeconfig"),
+                      context=values.get("context"), operator_namespace=values.get("operator_namespace"),
+                      reason=None, expires=None, dir=None, as_user=values.get("as"),
+                      as_groups=tuple(groups) or None, as_uid=values.get("as_uid"))
+
+
 def _switches(argv):
     """``--all=true`` -> ``--all``, ``--all=false`` -> nothing, as pflag reads a boolean flag's value."""
     switches = {flag for flag, metavar, _ in FLAGS if not metavar}
@@ -582,3 +601,65 @@ def parse_duration(text):
     if total > MAX_DURATION_SECONDS:
         raise UsageError("invalid duration %r: longer than Go's largest duration (2562047h)" % original)
     return sign * total
+
+
+# ---------------------------------------------------------------------------------------------
+# Defaults and the usage checks of flag values (each command calls those of the flags it uses)
+
+
+def operator_namespace(invocation):
+    """--operator-namespace, else :data:`DEFAULT_OPERATOR_NAMESPACE` (the one home of that default)."""
+    return invocation.operator_namespace or DEFAULT_OPERATOR_NAMESPACE
+
+
+def _safe(text):
+    from . import output
+    return output.safe(text)
+
+
+def checked_dry_run(mode):
+    """--dry-run: None (not given) is "none"."""
+    return mode or "none"
+
+
+def checked_expected_digest(text):
+    """--expect-digest: ``sha256:<hex>`` or ``<hex>``, 16 to 64 lowercase hex digits -> ``sha256:<hex>``;
+    None when not given. UsageError otherwise."""
+    if text is None:
+        return None
+    hexpart = text[len("sha256:"):] if text.startswith("sha256:") else text
+    if not (MIN_DIGEST_PREFIX <= len(hexpart) <= 64) or any(c not in "0123456789abcdef" for c in hexpart):
+        raise UsageError("--expect-digest %s is not a desired-state digest: give sha256:<64 hex> or its first %d "
+                         "or more lowercase hex digits, as kubectl aicr describe prints it"
+                         % (_safe(text), MIN_DIGEST_PREFIX))
+    return "sha256:" + hexpart
+
+
+def checked_reason(reason):
+    """--reason: required, 1 to 1024 characters (operator-api.md rule 1), one line of printable text
+    (it is stored for good and shown by other tools). UsageError otherwise."""
+    if reason is None:
+        raise UsageError("--reason TEXT is required")
+    if not reason:
+        raise UsageError("--reason must not be empty")
+    if not reason.strip():
+        raise UsageError("--reason must not be blank")
+    if len(reason) > MAX_REASON_CHARS:
+        raise UsageError("--reason is %d characters; at most %d are allowed" % (len(reason), MAX_REASON_CHARS))
+    if _safe(reason) != reason:
+        raise UsageError("--reason must be one line of printable text (it holds %s)" % _safe(
+            next(c for c in reason if _safe(c) != c)))
+    return reason
+
+
+def checked_expires(expires):
+    """--expires: a non-negative Go duration in seconds, or None when not given. UsageError otherwise."""
+    if expires is None:
+        return None
+    seconds = parse_duration(expires)
+    if seconds < 0:
+        raise UsageError("--expires %s is negative; an approval cannot end in the past" % expires)
+    if seconds < MIN_EXPIRES_SECONDS:
+        raise UsageError("--expires %s would end the approval almost at once; give at least 1m (an approval "
+                         "can be neither changed nor extended)" % expires)
+    return seconds

@@ -16,16 +16,6 @@ EXIT_INTERNAL = 70
 EXIT_INTERRUPTED = 130
 
 
-def _not_implemented(invocation):
-    raise AicrError("%s is not implemented yet" % invocation.command)
-
-
-def _version(invocation):
-    from . import cli, output
-    output.say(cli.version_text())
-    return 0
-
-
 def _prerendered_help(argv):
     """The help text for ``argv`` when it only asks for help (``[]``, ``--help``, ``help``, ``COMMAND --help``,
     ``help COMMAND``) and the build pre-rendered it for this Python (kubectl_aicr._prerendered, made by
@@ -62,12 +52,11 @@ def _terminal_columns():
 
 
 def _command(name):
-    if name in ("describe", "approve", "revoke", "acknowledge", "reproduce", "list"):
-        module = __import__("kubectl_aicr.commands." + name, fromlist=["run"])
-        return module.run
-    if name == "version":
-        return _version
-    return _not_implemented
+    """The ``run`` of a command of :data:`cli.COMMANDS` (the one table of commands): the module of that name
+    under :mod:`kubectl_aicr.commands`, loaded only for the command that runs (``help`` never gets here:
+    cli.parse answers it)."""
+    import importlib
+    return importlib.import_module("%s.commands.%s" % (__package__, name)).run
 
 
 def main(argv=None):
@@ -100,7 +89,8 @@ def _main(argv):
             output.write_lines(shown.text.rstrip("\n").split("\n"))
             return 0
         cli.warn_unused_flags(invocation)
-        _end_on_termination()
+        from . import helpers
+        helpers.end_on_termination()
         return _command(invocation.command)(invocation)
     except AicrError as exc:
         from . import output
@@ -137,18 +127,3 @@ def _write_help(text):
     except (OSError, ValueError) as exc:
         raise AicrError("cannot write the output: %s" % (getattr(exc, "strerror", None) or exc)) from None
     return 0
-
-
-def _end_on_termination():
-    """SIGTERM and SIGHUP end the command through an exception, so every clean-up (temporary files, the
-    private credential folder) runs, and the exit status is 128 + the signal, as a shell reports it."""
-    import signal
-
-    def on_signal(signum, frame):
-        terminated = AicrError("terminated by %s" % signal.Signals(signum).name)
-        terminated.exit_code = 128 + signum
-        raise terminated
-
-    for name in ("SIGTERM", "SIGHUP"):
-        if hasattr(signal, name):
-            signal.signal(getattr(signal, name), on_signal)

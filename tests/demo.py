@@ -1,6 +1,6 @@
 """``make demo``: a local test API server on 127.0.0.1 and the real plugin file run against it.
 
-Starts the HTTPS test API server (tests/apiserver.py) with the sample rollouts of
+Starts the HTTPS test API server (tests/support/apiserver/) with the sample rollouts of
 tests/fixtures, writes a kubeconfig for it, and runs ``kubectl aicr ...`` through
 the real kubectl (plugin discovery finds dist/kubectl-aicr on PATH), exactly as an
 approver would: describe for an initial install, for an upgrade awaiting approval
@@ -21,7 +21,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, ROOT)
 
-from tests.apiserver import APIServer  # noqa: E402
+from tests.support.apiserver import APIServer  # noqa: E402
 
 DIST = os.path.join(ROOT, "dist")
 

@@ -1,6 +1,6 @@
 """``make serve``: the test API server with the demo fixtures, in the foreground until Ctrl-C: a playground.
 
-Starts the HTTPS test API server (tests/apiserver.py) on 127.0.0.1 with the rollouts, plans and
+Starts the HTTPS test API server (tests/support/apiserver/) on 127.0.0.1 with the rollouts, plans and
 reports of tests/fixtures, writes a kubeconfig for it (a context per test user), and prints the
 ``export`` lines to paste into another terminal, the contexts, and each fixture rollout with what
 it shows. It serves until SIGINT (Ctrl-C) or SIGTERM, then exits 0. No operator runs behind the
@@ -20,7 +20,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, ROOT)
 
-from tests.apiserver import APIServer  # noqa: E402
+from tests.support.apiserver import APIServer  # noqa: E402
 
 # fixture role -> what the rollout shows and what to try on it (tests/fixtures/README.md has the details)
 ROLLOUTS = (

@@ -1,11 +1,13 @@
-"""Tests of the test API server (tests/apiserver.py) itself.
+"""Tests of the test API server (tests/support/apiserver/) itself.
 
 They talk to it as clients do: the standard library (http.client + ssl) and the real
 kubectl. Expected Status bodies are the ones kube-apiserver writes; the source of each
-is named in tests/apiserver.py.
+is named in tests/support/apiserver/.
 """
 
+import base64
 import concurrent.futures
+import datetime
 import hashlib
 import http.client
 import json
@@ -17,12 +19,13 @@ import ssl
 import subprocess
 import sys
 import threading
+import urllib.parse
 
 import pytest
 import yaml
 
-from tests import apiserver as api
-from tests import certs
+from tests.support import apiserver as api
+from tests.support import certs
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FIXTURES = os.path.join(ROOT, "tests", "fixtures")
@@ -173,7 +176,7 @@ def test_every_object_has_system_metadata(server):
 
 
 def test_resolve_placeholder():
-    now = api.datetime.datetime(2026, 11, 30, 12, 0, tzinfo=api.datetime.timezone.utc)
+    now = datetime.datetime(2026, 11, 30, 12, 0, tzinfo=datetime.timezone.utc)
     r = lambda v: api.resolve_placeholder(v, FIXTURES, now)  # noqa: E731
     assert r("@now") == "2026-11-30T12:00:00Z"
     assert r("@now+2h") == "2026-11-30T14:00:00Z"
@@ -224,7 +227,7 @@ def test_get_rollout_clusterruntime_configmap(server):
 
 def test_list_configmaps_with_label_selectors(server):
     def names(selector):
-        code, body = call(server, "GET", CM + "?labelSelector=" + api.urllib.parse.quote(selector), "carol@example.com")
+        code, body = call(server, "GET", CM + "?labelSelector=" + urllib.parse.quote(selector), "carol@example.com")
         assert code == 200 and body["kind"] == "ConfigMapList" and body["apiVersion"] == "v1"
         assert all("kind" not in i for i in body["items"])  # a typed list's items carry no kind
         return {i["metadata"]["name"] for i in body["items"]}
@@ -369,8 +372,8 @@ def test_untrusted_client_certificate_fails_handshake(tmp_path, server):
 def test_basic_auth_when_enabled(tmp_path):
     users = [api.User("zoë@example.com", (api.READERS,), password="pässwörd")]
     with api.APIServer(fixtures_dir=FIXTURES, users=users, basic_auth=True) as s:
-        good = api.base64.b64encode("zoë@example.com:pässwörd".encode()).decode()
-        bad = api.base64.b64encode(b"x:y").decode()
+        good = base64.b64encode("zoë@example.com:pässwörd".encode()).decode()
+        bad = base64.b64encode(b"x:y").decode()
         assert call(s, "GET", RR, headers={"Authorization": "Basic " + good})[0] == 200
         code, body = call(s, "GET", RR, headers={"Authorization": "Basic " + bad})
         assert code == 401 and body["message"] == "Unauthorized"
@@ -743,7 +746,7 @@ def test_kubectl_get_by_resource_name_and_errors(server, tmp_path):
 
 def test_program_mode(tmp_path):
     outdir = tmp_path / "demo"
-    command = [sys.executable, "-m", "tests.apiserver", "--fixtures", FIXTURES, "--dir", str(outdir)]
+    command = [sys.executable, "-m", "tests.support.apiserver", "--fixtures", FIXTURES, "--dir", str(outdir)]
     proc = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         url = proc.stdout.readline().strip()

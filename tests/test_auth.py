@@ -12,9 +12,9 @@ import time
 import pytest
 import yaml
 
-from kubectl_aicr import exec_plugin, kubeconfig, transport
+from kubectl_aicr.kube import exec_credential, kubeconfig, rest
 from kubectl_aicr.errors import AuthError, TransportError
-from tests.kubeconfig_corpus import JURGEN, JURGEN_PASSWORD, corpus_servers, jwt  # noqa: F401 (a fixture)
+from tests.support.kubeconfig_corpus import JURGEN, JURGEN_PASSWORD, corpus_servers, jwt  # noqa: F401 (a fixture)
 
 V1 = "client.authentication.k8s.io/v1"
 V1BETA1 = "client.authentication.k8s.io/v1beta1"
@@ -301,7 +301,7 @@ def test_a_hanging_exec_plugin_is_killed_at_the_deadline(tmp_path):
     cluster = kubeconfig.Cluster(name="c", server="https://127.0.0.1:1")
     started = time.monotonic()
     with pytest.raises(TransportError, match="did not finish within"):
-        exec_plugin.run(spec, cluster, transport.Deadline(0.5))
+        exec_credential.run(spec, cluster, rest.Deadline(0.5))
     assert time.monotonic() - started < 5
 
 
@@ -315,23 +315,23 @@ def test_exec_output_is_checked_without_ever_being_quoted():
                    b'{"apiVersion": "client.authentication.k8s.io/v1", "kind": "ExecCredential", '
                    b'"status": {"clientCertificateData": "SECRET"}}'):
         with pytest.raises(AuthError) as caught:
-            exec_plugin.parse_output(output, spec)
+            exec_credential.parse_output(output, spec)
         assert "SECRET" not in str(caught.value)
-    ok = exec_plugin.parse_output(b'{"apiVersion": "client.authentication.k8s.io/v1", "kind": "ExecCredential", '
+    ok = exec_credential.parse_output(b'{"apiVersion": "client.authentication.k8s.io/v1", "kind": "ExecCredential", '
                                   b'"status": {"token": "t", "expirationTimestamp": "2030-01-02T03:04:05+01:00"}}',
                                   spec)
-    assert ok.token == "t" and ok.expires == exec_plugin.parse_rfc3339("2030-01-02T02:04:05Z")
+    assert ok.token == "t" and ok.expires == exec_credential.parse_rfc3339("2030-01-02T02:04:05Z")
 
 
 def test_exec_output_in_yaml_is_read_as_client_go_reads_it():
     """client-go decodes the output with its universal deserializer: JSON, or else YAML as go-yaml v2 reads it
-    (tests/kubeconfig_corpus.py runs the same kinds through the real kubectl)."""
+    (tests/support/kubeconfig_corpus.py runs the same kinds through the real kubectl)."""
     spec = kubeconfig.ExecConfig(command="p", api_version=V1)
     head = b"apiVersion: client.authentication.k8s.io/v1\nkind: ExecCredential\n"
-    ok = exec_plugin.parse_output(head + b"status:\n  token: t0k\n  expirationTimestamp: 2030-01-02T02:04:05Z\n", spec)
-    assert ok.token == "t0k" and ok.expires == exec_plugin.parse_rfc3339("2030-01-02T02:04:05Z")
-    assert exec_plugin.parse_output(b"---\n" + head + b"status: {token: !!binary dDBr}\n---\n[", spec).token == "t0k"
-    assert exec_plugin.parse_output(b"  \n" + head.replace(b"\n", b"\r\n") + b"status: {token: '-x'}", spec).token == "-x"
+    ok = exec_credential.parse_output(head + b"status:\n  token: t0k\n  expirationTimestamp: 2030-01-02T02:04:05Z\n", spec)
+    assert ok.token == "t0k" and ok.expires == exec_credential.parse_rfc3339("2030-01-02T02:04:05Z")
+    assert exec_credential.parse_output(b"---\n" + head + b"status: {token: !!binary dDBr}\n---\n[", spec).token == "t0k"
+    assert exec_credential.parse_output(b"  \n" + head.replace(b"\n", b"\r\n") + b"status: {token: '-x'}", spec).token == "-x"
     for output, words in ((head + b"status:\n  token: yes\n", "status.token must be a string"),
                           (head + b"status:\n  token: !!int SECRET\n", "not valid YAML (line 4, column 10)"),
                           (head + b"status:\n  token: SECRET\n bad: 1\n", "not valid YAML (line 5, column 2)"),
@@ -340,7 +340,7 @@ def test_exec_output_in_yaml_is_read_as_client_go_reads_it():
                           (b"", "plugin returned version (none, or not an API version)"),
                           (b"- SECRET\n", "not an ExecCredential object")):
         with pytest.raises(AuthError) as caught:
-            exec_plugin.parse_output(output, spec)
+            exec_credential.parse_output(output, spec)
         assert words in str(caught.value) and "SECRET" not in str(caught.value), output
 
 
@@ -388,7 +388,7 @@ def test_sigterm_while_waiting_removes_the_private_folder(plugin, api_server, tm
     """client-key-data lives in a private folder only while TLS loads it; the folder goes on SIGTERM too."""
     import signal
     import subprocess
-    from tests.conftest import base_env, plugin_command
+    from tests.support.plugin import base_env, plugin_command
     config = api_server.kubeconfig(users=["alice@example.com"], styles={"alice@example.com": "cert-data"})
     path = write(tmp_path / "config", config)
     temporary = tmp_path / "tmp"

@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from tests.conftest import ROOT, VENV_BIN, base_env
+from tests.support.plugin import ROOT, VENV_BIN, base_env
 
 pytestmark = pytest.mark.e2e
 

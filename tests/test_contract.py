@@ -1,11 +1,11 @@
 """Contract tests: the same requests against our test API server and a real kube-apiserver.
 
-Every test takes ``any_server``, parametrised "fake" (tests/apiserver.py) and "real"
-(tests/real_apiserver.py, kube-apiserver v1.20.2 + etcd, marked ``real``): the default run
+Every test takes ``any_server``, parametrised "fake" (tests/support/apiserver/) and "real"
+(tests/support/real_apiserver.py, kube-apiserver v1.20.2 + etcd, marked ``real``): the default run
 (``make test``) checks the test server, ``make test-real`` (``pytest -m real``) checks the
 real one, and both must give the same answers: status codes, Status ``reason``,
 ``message`` and ``details``, list contents, patch results. Where the test server differed,
-it was fixed (see tests/apiserver.py); names are made unique per test, so the real server
+it was fixed (see tests/support/apiserver/); names are made unique per test, so the real server
 (one per session, never reset) needs no cleaning.
 
 What is deliberately NOT asserted here, because the two servers model different Kubernetes
@@ -13,10 +13,10 @@ versions or the test server leaves a feature out (the plugin depends on none of 
 
 - The bare v1.20 server's own SelfSubjectReview answers (absent: 403 for users, 404 for
   system:masters; tests/test_real_apiserver.py records them). SelfSubjectReview is compared
-  through the real tier's identity front (tests/identity_front.py, ``front=True``).
+  through the real tier's identity front (tests/support/identity_front.py, ``front=True``).
 - The first words of an admission denial: the test server answers as a
   ValidatingAdmissionPolicy does (the operator's cluster), the real v1.20 server through a
-  validating webhook (tests/admission_webhook.py, the same rule function); code, reason,
+  validating webhook (tests/support/admission_webhook.py, the same rule function); code, reason,
   details and the rule's own message are compared.
 - ``approval.reason`` over 1024 characters: the real server's CRD schema (maxLength)
   refuses it before admission; the test server answers with the approval policy.
@@ -40,7 +40,7 @@ import uuid
 
 import pytest
 
-from tests.real_apiserver import real_apiserver  # noqa: F401  (session fixture)
+from tests.support.real_apiserver import real_apiserver  # noqa: F401  (session fixture)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 KUBECTL = os.path.join(ROOT, ".venv", "bin", "kubectl")
@@ -673,7 +673,7 @@ def test_kubectl_gets_the_same_answers(loaded, tmp_path):
 
 # --------------------------------------------------------------------------- who the caller is (SelfSubjectReview)
 #
-# The real v1.20 server has no SelfSubjectReview; its identity front (tests/identity_front.py) answers it for
+# The real v1.20 server has no SelfSubjectReview; its identity front (tests/support/identity_front.py) answers it for
 # the user it authenticated and forwards the rest impersonating that user. ``front=True`` sends a request
 # there on the real server; the test server answers everything itself.
 
@@ -724,7 +724,7 @@ def test_everything_else_is_answered_for_the_authenticated_user(loaded):
 # --------------------------------------------------------------------------- the operator's admission rules
 #
 # The test server answers them as a ValidatingAdmissionPolicy denial; the real server calls the validating
-# webhook of tests/admission_webhook.py, which judges with the same function (tests/apiserver.py
+# webhook of tests/support/admission_webhook.py, which judges with the same function (tests/support/apiserver/
 # check_rollout_update). Both answer 422 Invalid with the rule's message after a prefix naming the policy (the
 # fake) or the webhook (the real server's admission plumbing), and store nothing.
 

@@ -2,23 +2,21 @@
 
 approve, revoke and acknowledge read the rollout once, decide, show what the decision rests on and write
 it pinned to those facts (JSON-patch ``test`` operations). These tests land another client's write
-between the command's read and its write (tests/interpositions.py, applied by the test server), refuse
+between the command's read and its write (tests/support/interpositions.py, applied by the test server), refuse
 before writing where the command must, check that every refusal sends no PATCH (the server's request
 log), that both dry-run modes store nothing, that the server's answer is checked, and that a decision
 that landed is never reported as a failure because its confirmation could not be printed.
 """
 
-import contextlib
 import copy
 import json
 import subprocess
-import threading
-import time
 
 import pytest
 
-from tests import interpositions
-from tests.conftest import base_env, plugin_command
+from tests.support import interpositions
+from tests.support.interpositions import busy_operator
+from tests.support.plugin import base_env, plugin_command
 
 pytestmark = pytest.mark.e2e
 
@@ -176,7 +174,7 @@ def test_a_retry_after_a_conflict_is_the_same_decision(run, api_server, kubeconf
     def conflict_once(res, a, req):
         calls.append(req.body)
         if len(calls) == 1:
-            from tests.apiserver import conflict
+            from tests.support.apiserver import conflict
             raise conflict(res, a.name)
         return original(res, a, req)
     monkeypatch.setattr(api_server, "_patch", conflict_once)
@@ -185,27 +183,6 @@ def test_a_retry_after_a_conflict_is_the_same_decision(run, api_server, kubeconf
     assert result.returncode == 0, result.stderr
     assert len(calls) == 2 and calls[0] == calls[1]
     assert api_server.get_object("RuntimeRollout", name)["spec"]["revocation"]["user"] == ALICE
-
-
-@contextlib.contextmanager
-def busy_operator(api_server, name):
-    """While the block runs, the rollout's status.message is rewritten all the time (a new resourceVersion
-    every millisecond), as a busy operator does."""
-    stop = threading.Event()
-
-    def churn():
-        while not stop.is_set():
-            obj = api_server.get_object("RuntimeRollout", name)
-            obj["status"]["message"] = "busy %f" % time.monotonic()
-            api_server.put_object(obj)
-            time.sleep(0.001)
-    worker = threading.Thread(target=churn, daemon=True)
-    worker.start()
-    try:
-        yield
-    finally:
-        stop.set()
-        worker.join(5)
 
 
 def test_an_admission_denial_is_shown_as_it_came_while_the_operator_keeps_writing(run, api_server, kubeconfig_for):

@@ -4,43 +4,13 @@ import re
 
 import pytest
 
+from tests.support.text import check_awaiting_approval, field
+
 pytestmark = pytest.mark.e2e
 
 
 def describe(run, api_server, kubeconfig_for, role, user="alice@example.com", *extra):
     return run("describe", api_server.fixture_name(role), *extra, kubeconfig=kubeconfig_for(user))
-
-
-def field(text, label):
-    match = re.search(r"^%s:\s+(.*)$" % re.escape(label), text, re.M)
-    assert match, "no %r line in:\n%s" % (label, text)
-    return match.group(1)
-
-
-def check_awaiting_approval(out, obj):
-    """describe's output for the awaiting-approval fixture ``obj`` (as the server stores it); shared with
-    the real-server tier (tests/test_real_e2e.py)."""
-    assert field(out, "Name") == obj["metadata"]["name"]
-    assert field(out, "UID") == obj["metadata"]["uid"]
-    assert field(out, "Runtime") == "cluster (UID %s)" % obj["spec"]["runtimeRef"]["uid"]
-    frm, to = obj["spec"]["from"]["desiredStateDigest"], obj["spec"]["to"]["desiredStateDigest"]
-    assert field(out, "Transition") == "%s -> %s" % (frm[:23], to[:23])
-    assert field(out, "Target plan") == to[:23]  # sha256: and 16 hex digits, as reproduce accepts them
-    assert field(out, "Phase") == "AwaitingApproval" and field(out, "Outcome") == "<none>"
-    assert field(out, "Deadline").startswith(obj["spec"]["deadline"] + " (in ")
-    assert field(out, "Approval") == "required, pending"
-    assert field(out, "Message") == obj["status"]["message"]
-    inventory = obj["spec"]["startingInventory"]
-    assert field(out, "Starting inventory") == "%d releases, %s" % (inventory["releases"], inventory["digest"][:23])
-    # Digests are shortened to 16 hex digits everywhere but the line stating what the report was verified against.
-    assert [line for line in out.splitlines() if re.search(r"[0-9a-f]{17}", line)] == \
-        [line for line in out.splitlines() if line.startswith("Assessment:")]
-    assert re.search(r"^  gpu-operator\s+Upgrade\s+manual\s+yes\s+Pending$", out, re.M)
-    assert re.search(r"^  network-operator\s+Install\s+safe\s+yes\s+Pending$", out, re.M)
-    assert "verified against %s" % obj["spec"]["assessment"]["digest"] in field(out, "Assessment")
-    assert re.search(r"^  gpu-operator\s+version\s+25\.3\.0 -> 25\.10\.0\s+manual\s+", out, re.M)
-    assert "Recorded steps:" in out and "    before: No drain is in progress." in out
-    assert re.search(r"PostApply\s+reset-breaker", out)
 
 
 def test_upgrade_awaiting_approval_with_verified_report(run, api_server, kubeconfig_for):

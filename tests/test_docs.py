@@ -11,7 +11,8 @@
 import os
 import re
 
-from kubectl_aicr import cli, objects
+from kubectl_aicr import cli
+from kubectl_aicr.aicr import objects
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DOCS = os.path.join(ROOT, "docs")

@@ -6,8 +6,8 @@ import time
 
 import pytest
 
-from tests.apiserver import APIServer
-from tests.conftest import FIXTURES, base_env, plugin_command
+from tests.support.apiserver import APIServer
+from tests.support.plugin import FIXTURES, base_env, plugin_command
 
 pytestmark = pytest.mark.e2e
 

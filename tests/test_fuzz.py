@@ -7,7 +7,8 @@ import io
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from kubectl_aicr import cli, main, output, yamlreader
+from kubectl_aicr import cli, main, output
+from kubectl_aicr.kube.yaml import reader as yamlreader
 from kubectl_aicr.errors import UsageError, YAMLError
 
 YAML_PIECES = ["a", "b: ", ": ", "- ", "-", "? ", "[", "]", "{", "}", ",", "\"", "'", "|", ">", "|-", "&x ", "*x",
@@ -76,7 +77,7 @@ import json
 import signal
 import sys
 
-from kubectl_aicr import objects
+from kubectl_aicr.aicr import objects
 
 # Text no real API server sends but a hostile one can: lone surrogate escapes, times at the ends of the
 # calendar, controls, invisible and blank-looking characters, characters no Latin-1 terminal shows.

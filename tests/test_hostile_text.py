@@ -2,24 +2,13 @@
 
 import copy
 import json
-import re
 
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from kubectl_aicr import objects
+from kubectl_aicr.aicr import objects
 from kubectl_aicr.commands import describe
-
-HOSTILE = "x\x1b[2J\x1b]0;pwned\x07\r\x08\x9b31m\u202eevil\u2066\n\x00end"
-RAW_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\u2028\u2029]")
-
-
-def clean(text):
-    """No control characters other than the newlines that end lines, and nothing else of the escaped class
-    (invisible, blank-looking; tests/test_output.py checks that class against Unicode's data)."""
-    from kubectl_aicr import output
-    return RAW_CONTROL.search(text) is None and all(output.safe(ch) == ch for ch in text.replace("\n", ""))
-
+from tests.support.text import HOSTILE, clean
 
 def hostile_rollout(api_server, role):
     obj = copy.deepcopy(api_server.fixture(role))
@@ -163,7 +152,7 @@ import shutil
 import subprocess
 
 from kubectl_aicr import output
-from tests.conftest import base_env, plugin_command
+from tests.support.plugin import base_env, plugin_command
 
 WIDE = "done \u2713 f\u00fcr J\u00fcrgen \u2800\u3164|"  # a check mark, Latin-1 letters, blank-looking letters
 WIDE_IN_LATIN1 = "done \\u2713 f\u00fcr J\u00fcrgen \\u2800\\u3164|".encode("iso8859-1")
@@ -350,7 +339,7 @@ def test_a_date_header_at_the_ends_of_the_calendar_is_a_clean_error(run, api_ser
 @pytest.mark.e2e
 def test_the_issues_example_through_the_real_kubectl(plugin, api_server, tmp_path, latin1_locale):
     """`LC_ALL=de_DE.ISO-8859-1 kubectl aicr describe R` with a check mark in the rollout's message."""
-    from tests.conftest import VENV_BIN
+    from tests.support.plugin import VENV_BIN
     if latin1_locale is None:
         pytest.skip("localedef cannot build de_DE.ISO-8859-1 here")
     rollout = copy.deepcopy(api_server.fixture("approved-rolling-out"))

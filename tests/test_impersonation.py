@@ -6,8 +6,8 @@ import subprocess
 
 import pytest
 
-from tests.apiserver import _write_yaml
-from tests.conftest import VENV_BIN, base_env
+from tests.support.apiserver import _write_yaml
+from tests.support.plugin import VENV_BIN, base_env
 
 pytestmark = pytest.mark.e2e
 

@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from tests.conftest import base_env, plugin_command
+from tests.support.plugin import base_env, plugin_command
 
 pytestmark = pytest.mark.e2e
 

@@ -1,7 +1,7 @@
 """Kubeconfig loading rules, merging, context choice and in-cluster configuration.
 
 End-to-end tests run dist/kubectl-aicr against the HTTPS test API server; the unit tests
-call kubectl_aicr.kubeconfig directly for rules that need no server.
+call kubectl_aicr.kube.kubeconfig directly for rules that need no server.
 """
 
 import base64
@@ -15,9 +15,10 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from kubectl_aicr import blockyaml, kubeconfig, yamlreader
+from kubectl_aicr.kube import kubeconfig
+from kubectl_aicr.kube.yaml import block as blockyaml, reader as yamlreader
 from kubectl_aicr.errors import ConfigError, YAMLError
-from tests.conftest import base_env
+from tests.support.plugin import base_env
 
 ROLLOUT_ROLE = "install"
 
@@ -182,7 +183,7 @@ def test_in_cluster_configuration_when_no_kubeconfig_exists(plugin, api_server, 
     folder = tmp_path / "serviceaccount"
     write(folder / "token", api_server.token("carol@example.com") + "\n")
     write(folder / "ca.crt", open(api_server.ca_file).read())
-    code = ("import sys; sys.path.insert(0, sys.argv[1]); from kubectl_aicr import kubeconfig, main; "
+    code = ("import sys; sys.path.insert(0, sys.argv[1]); from kubectl_aicr import main; from kubectl_aicr.kube import kubeconfig; "
             "kubeconfig.SERVICE_ACCOUNT_DIR = sys.argv[2]; sys.exit(main.main(sys.argv[3:]))")
     env = base_env(tmp_path)
     env.update(KUBERNETES_SERVICE_HOST="127.0.0.1", KUBERNETES_SERVICE_PORT=str(api_server.port))

@@ -4,7 +4,7 @@ covers the errors themselves; these check which entries are built and that an er
 
 import pytest
 
-from kubectl_aicr import kubeconfig
+from kubectl_aicr.kube import kubeconfig
 from kubectl_aicr.errors import ConfigError
 
 ENTRIES = 5

@@ -1,6 +1,6 @@
 """The differential test: the real kubectl and the built plugin on one corpus of kubeconfigs.
 
-For every case of :mod:`tests.kubeconfig_corpus`, kubectl runs
+For every case of :mod:`tests.support.kubeconfig_corpus`, kubectl runs
 ``kubectl [flags] get --raw /apis/operator.aicr.run/v1alpha1/runtimerollouts/<name>`` and the
 plugin runs ``kubectl-aicr describe <name> [flags]``, each as a process with the same
 environment, working folder and stdin (/dev/null), against the HTTPS test API servers.
@@ -9,7 +9,7 @@ subject, SNI, Host, Impersonate-* headers) and the proxies what they were asked 
 the test then asserts what the case expects: the same records, both refusing with no
 request sent, or the plugin failing clearly (one ``error:`` line, nothing sent) where
 kubectl fell back to localhost:8080, plain HTTP or a password prompt. The corpus includes client-go's
-own clientcmd test tables (:mod:`tests.clientcmd_cases`), so a kubectl release that changes them
+own clientcmd test tables (:mod:`tests.support.clientcmd_cases`), so a kubectl release that changes them
 shows up here.
 """
 
@@ -19,10 +19,10 @@ import subprocess
 
 import pytest
 
-from tests import clientcmd_cases  # noqa: F401 (registers client-go's clientcmd cases in the corpus)
-from tests import kubeconfig_corpus as corpus
-from tests.conftest import VENV_BIN, base_env, plugin_command
-from tests.kubeconfig_corpus import corpus_servers  # noqa: F401 (a fixture)
+from tests.support import clientcmd_cases  # noqa: F401 (registers client-go's clientcmd cases in the corpus)
+from tests.support import kubeconfig_corpus as corpus
+from tests.support.plugin import VENV_BIN, base_env, plugin_command
+from tests.support.kubeconfig_corpus import corpus_servers  # noqa: F401 (a fixture)
 
 pytestmark = pytest.mark.e2e
 

@@ -6,7 +6,7 @@ spelled ``yes``/``On``/``n``, numbers spelled ``017``/``1_000``/``0x1F``/``.5``,
 ``!!bool``, ``!!null``, ``!custom``, ``!``), every quoting style (plain, single, double,
 literal and folded block), flow and block collections, anchors, aliases and merge keys,
 values starting with ``-``. Each file is read by ``kubectl config view --raw -o json
---kubeconfig F`` (what kubectl understood) and by :func:`kubectl_aicr.kubeconfig.load` in
+--kubeconfig F`` (what kubectl understood) and by :func:`kubectl_aicr.kube.kubeconfig.load` in
 this process; then:
 
 - both refuse: agreed (the plugin's message is checked elsewhere);
@@ -27,9 +27,9 @@ import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
-from kubectl_aicr import kubeconfig
+from kubectl_aicr.kube import kubeconfig
 from kubectl_aicr.errors import ConfigError
-from tests.conftest import VENV_BIN
+from tests.support.plugin import VENV_BIN
 
 KUBECTL = os.path.join(VENV_BIN, "kubectl")
 FILES_PER_EXAMPLE = 6

@@ -7,9 +7,9 @@ import urllib.parse
 
 import pytest
 
-from kubectl_aicr import objects
+from kubectl_aicr.aicr import objects
 from kubectl_aicr.commands.list import human_duration
-from tests.test_hostile_text import HOSTILE, clean
+from tests.support.text import HOSTILE, clean
 
 pytestmark = pytest.mark.e2e
 

@@ -1,10 +1,10 @@
-"""Operator objects (kubectl_aicr.objects): lenient reading, Invalid fields, report verification."""
+"""Operator objects (kubectl_aicr.aicr.objects): lenient reading, Invalid fields, report verification."""
 
 import datetime
 import hashlib
 
-from kubectl_aicr import objects
-from kubectl_aicr.objects import Invalid
+from kubectl_aicr.aicr import objects
+from kubectl_aicr.aicr.objects import Invalid
 
 D1 = "sha256:" + "1" * 64
 D2 = "sha256:3f9a1c0d2b7e4a51" + "0" * 48
@@ -106,11 +106,11 @@ def test_a_release_listed_twice_takes_its_own_status_entry():
 
 # ---------------------------------------------------------------------------------------------
 # Pinned facts: the JSON-patch tests a write carries, checked against the test server's json-patch v4
-# semantics (tests/apiserver.py apply_json_patch, itself checked against kube-apiserver by test_contract.py)
+# semantics (tests/support/apiserver/ apply_json_patch, itself checked against kube-apiserver by test_contract.py)
 
 from hypothesis import given, settings, strategies as st  # noqa: E402
 
-from tests.apiserver import PatchError, apply_json_patch  # noqa: E402
+from tests.support.apiserver import PatchError, apply_json_patch  # noqa: E402
 
 _values = st.none() | st.booleans() | st.integers(-3, 3) | st.sampled_from(["", "x", "RollingOut", D1]) \
     | st.lists(st.integers(0, 2), max_size=2) | st.fixed_dictionaries({"release": st.sampled_from(["a", "b"])})

@@ -1,4 +1,4 @@
-"""Smoke test of the real kube-apiserver tier (tests/real_apiserver.py).
+"""Smoke test of the real kube-apiserver tier (tests/support/real_apiserver.py).
 
 Run with ``make test-real`` (needs ``make real-apiserver`` first). Skipped when the
 binaries are not built, unless AICR_REQUIRE_REAL_APISERVER=1.
@@ -16,7 +16,7 @@ import subprocess
 import pytest
 
 try:
-    from tests.real_apiserver import RealAPIServer, read_versions, real_apiserver  # noqa: F401
+    from tests.support.real_apiserver import RealAPIServer, read_versions, real_apiserver  # noqa: F401
 except ImportError:  # tests/ itself on sys.path
     from real_apiserver import RealAPIServer, read_versions, real_apiserver  # noqa: F401
 
@@ -114,14 +114,14 @@ def test_objects_load(real_apiserver, loaded):
 
 
 def test_team_fixtures_load(real_apiserver):
-    """tests/fixtures (placeholders resolved by tests/apiserver.py) fit the real CRDs."""
+    """tests/fixtures (placeholders resolved by tests/support/apiserver/) fit the real CRDs."""
     try:
         try:
-            from tests.apiserver import load_fixtures
+            from tests.support.apiserver import load_fixtures
         except ImportError:
             from apiserver import load_fixtures
     except ImportError as e:
-        pytest.skip("tests/apiserver.py has no load_fixtures: %s" % e)
+        pytest.skip("tests/support/apiserver/ has no load_fixtures: %s" % e)
     objects = load_fixtures(os.path.join(ROOT, "tests", "fixtures"))
     stored = real_apiserver.load_objects(objects)
     assert len(stored) == len(objects)
@@ -274,7 +274,7 @@ def write_markdown(path, rows, server):
         % (pins["KUBE_APISERVER_VERSION"], pins["KUBERNETES_DEB_VERSION"]),
         "",
         "Rollout names are the smoke test's (`rollout-5e5e5e5e5e5e5e5e-N`); users as in "
-        "`tests/real_apiserver.py`. An error body is shown byte for byte as received (one line of "
+        "`tests/support/real_apiserver.py`. An error body is shown byte for byte as received (one line of "
         "compact JSON, then a newline); a success shows only what it changed.",
         "",
         "What to take from it:",

@@ -1,14 +1,14 @@
 """describe, reproduce, approve, revoke and acknowledge, end to end, against a REAL kube-apiserver (the ``real`` tier).
 
 dist/kubectl-aicr runs as a process, as in tests/test_describe.py, tests/test_reproduce.py and
-tests/test_writes.py, but against kube-apiserver v1.20.2 + etcd (tests/real_apiserver.py) loaded with
+tests/test_writes.py, but against kube-apiserver v1.20.2 + etcd (tests/support/real_apiserver.py) loaded with
 tests/fixtures. The real server assigns uid, resourceVersion and creationTimestamp itself
 (``load_objects`` drops the fixtures' values), so these tests assert on what it returns.
 
-Writes go through the identity front (tests/identity_front.py), because v1.20 has no
+Writes go through the identity front (tests/support/identity_front.py), because v1.20 has no
 SelfSubjectReview: the front answers that one request for the user it authenticated and
 forwards the rest impersonating that user. The operator's admission rules are a validating
-webhook registered on the real server (tests/admission_webhook.py). What the plugin does on
+webhook registered on the real server (tests/support/admission_webhook.py). What the plugin does on
 the bare server (refuses to write, says why) is asserted too.
 """
 
@@ -21,13 +21,13 @@ import shlex
 
 import pytest
 
-from tests import interpositions
+from tests.support import interpositions
 from tests import test_decision_pinning as pinning
 from tests import test_writes as writes
-from tests.apiserver import FIXTURE_ANNOTATION, load_fixtures
-from tests import admission_webhook, identity_front
-from tests.real_apiserver import real_apiserver  # noqa: F401  (session fixture)
-from tests.test_describe import check_awaiting_approval, field
+from tests.support.apiserver import FIXTURE_ANNOTATION, load_fixtures
+from tests.support import admission_webhook, identity_front
+from tests.support.real_apiserver import real_apiserver  # noqa: F401  (session fixture)
+from tests.support.text import check_awaiting_approval, field
 
 pytestmark = [pytest.mark.real, pytest.mark.e2e]
 
@@ -339,10 +339,10 @@ def test_writes_refuse_when_the_server_has_no_self_subject_review(run, cluster, 
 
 # --------------------------------------------------------------------------- writes through the identity front
 #
-# The plugin talks to the identity front (tests/identity_front.py): it answers SelfSubjectReview with the user it
+# The plugin talks to the identity front (tests/support/identity_front.py): it answers SelfSubjectReview with the user it
 # authenticated (client certificate against the cluster CA, token through a TokenReview on this server) and
 # forwards everything else to the real server impersonating that user. Reads, RBAC, the JSON patches and their
-# `test` operations, etcd and the admission webhook (tests/admission_webhook.py, the operator's rules) are the
+# `test` operations, etcd and the admission webhook (tests/support/admission_webhook.py, the operator's rules) are the
 # real server's.
 
 
@@ -365,7 +365,7 @@ def as_test_server(cluster, front):
 
 
 class RealServerAsTestServer:
-    """The parts of tests/apiserver.py's APIServer that the write tests of tests/test_writes.py and
+    """The parts of tests/support/apiserver/'s APIServer that the write tests of tests/test_writes.py and
     tests/test_decision_pinning.py use, on the real server: objects by fixture role, kubeconfigs through the
     identity front, the front's request log, and ``interpose``, which lands a change with real requests
     (RealAPIServer.apply_action) from the front and logs it as an ``INTERPOSE`` record, as the test server does.
@@ -589,7 +589,7 @@ def test_the_requests_a_command_sends(run, cluster, front):
 
 # --------------------------------------------------------------------------- another client's write in between
 #
-# The matrix of tests/test_decision_pinning.py on the real server: the change of tests/interpositions.py is
+# The matrix of tests/test_decision_pinning.py on the real server: the change of tests/support/interpositions.py is
 # made with real requests (RealAPIServer.apply_action: a JSON patch by the other approver, the operator's
 # status patch, a delete and create) by the identity front, after the command's read of the rollout and
 # before its PATCH is forwarded ("before-patch"), or right after approve's first read ("after-read").

@@ -15,7 +15,7 @@ import sys
 import pytest
 import yaml
 
-from tests.conftest import ROOT, VENV_BIN
+from tests.support.plugin import ROOT, VENV_BIN
 
 WORKFLOW = os.path.join(ROOT, ".github", "workflows", "on-tag.yaml")
 PINNED_RE = re.compile(r"\A[A-Za-z0-9-]+/[A-Za-z0-9._-]+@[0-9a-f]{40}\Z")

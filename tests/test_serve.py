@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from tests.conftest import ROOT, base_env, plugin_command
+from tests.support.plugin import ROOT, base_env, plugin_command
 
 pytestmark = pytest.mark.e2e
 

@@ -12,7 +12,7 @@ import sys
 import pytest
 import yaml
 
-from tests.conftest import ROOT, VENV_BIN, base_env, plugin_command
+from tests.support.plugin import ROOT, VENV_BIN, base_env, plugin_command
 
 KUBECTL = os.path.join(VENV_BIN, "kubectl")
 PYENV_VERSIONS = os.path.join(os.environ.get("PYENV_ROOT") or os.path.expanduser("~/.pyenv"), "versions")

@@ -1,5 +1,5 @@
 """TLS verification, server URLs and proxies, end to end against the HTTPS test API servers and
-the test proxies (tests/proxy.py); the NO_PROXY rules also as a table against Go's semantics."""
+the test proxies (tests/support/proxy.py); the NO_PROXY rules also as a table against Go's semantics."""
 
 import base64
 import socket
@@ -11,11 +11,11 @@ import warnings
 import pytest
 import yaml
 
-from kubectl_aicr import proxy, transport
+from kubectl_aicr.kube import net, proxy_rules, rest
 from kubectl_aicr.errors import ConfigError, TransportError
-from tests import certs
-from tests.kubeconfig_corpus import NAMED_HOST, PREFIX, SNI_NAME, corpus_servers  # noqa: F401 (a fixture)
-from tests.proxy import TunnelProxy
+from tests.support import certs
+from tests.support.kubeconfig_corpus import NAMED_HOST, PREFIX, SNI_NAME, corpus_servers  # noqa: F401 (a fixture)
+from tests.support.proxy import TunnelProxy
 
 ROLE = "install"
 
@@ -139,17 +139,16 @@ def test_tls_below_1_2_is_never_spoken(run, api_server, tmp_path):
     listener.close()
     one_error_line(result, "TLS handshake with server")
     assert handshakes == []
-    assert transport.tls_context(transport_cluster(), transport_credentials()).minimum_version == \
+    assert rest.tls_context(transport_cluster(), transport_credentials()).minimum_version == \
         ssl.TLSVersion.TLSv1_2
 
 
 def transport_cluster():
-    from kubectl_aicr.kubeconfig import Cluster
-    return Cluster(name="c", server="https://127.0.0.1:1")
+    return rest.RESTConfig(host="https://127.0.0.1:1", cluster_name="c")
 
 
 def transport_credentials():
-    from kubectl_aicr.auth import Credentials
+    from kubectl_aicr.kube.auth import Credentials
     return Credentials()
 
 
@@ -179,13 +178,13 @@ def test_an_unbracketed_ipv6_server_is_an_error(run, servers, tmp_path):
     ("https://[::1:6443", "not a valid URL"), ("https://h:99999", "not a valid URL")])
 def test_server_urls_kubectl_would_misuse_are_refused(text, words):
     with pytest.raises(ConfigError, match=words.replace("?", r"\?")):
-        transport.ServerURL(text)
+        rest.ServerURL(text)
 
 
 def test_server_url_parts():
-    url = transport.ServerURL("https://[fd00::1]:6443/k8s/clusters/c-x//")
+    url = rest.ServerURL("https://[fd00::1]:6443/k8s/clusters/c-x//")
     assert (url.host, url.port, url.prefix) == ("fd00::1", 6443, "/k8s/clusters/c-x")
-    assert transport.ServerURL("https://h/").prefix == "" and transport.ServerURL("https://h").port == 443
+    assert rest.ServerURL("https://h/").prefix == "" and rest.ServerURL("https://h").port == 443
 
 
 @pytest.mark.parametrize("text, host, host_header", [
@@ -195,8 +194,8 @@ def test_server_url_parts():
     ("https://[FD00::AB]:6443", "FD00::AB", "[FD00::AB]:6443"), ("https://h:6443", "h", "h:6443")])
 def test_the_host_is_sent_as_written(text, host, host_header):
     """Go's url.Parse keeps the host's letters and net/http sends URL.Host as the Host header: so does the plugin
-    (the end-to-end comparison with kubectl is the upper-case cases of tests/kubeconfig_corpus.py)."""
-    url = transport.ServerURL(text)
+    (the end-to-end comparison with kubectl is the upper-case cases of tests/support/kubeconfig_corpus.py)."""
+    url = rest.ServerURL(text)
     assert (url.host, url.host_header) == (host, host_header)
 
 
@@ -312,12 +311,12 @@ def test_proxy_url_with_an_unsupported_scheme_is_kubectls_error(run, api_server,
     ("api.example.com", 443, " , ,example.org", True),
 ])
 def test_no_proxy_rules(host, port, no_proxy, proxied):
-    assert proxy.use_proxy(host, port, no_proxy) is proxied
+    assert proxy_rules.use_proxy(host, port, no_proxy) is proxied
 
 
 def test_environment_proxy_values_are_read_as_go_reads_them():
     def pick(environ, host="api.example.com", port=443):
-        chosen = proxy.from_environment(host, port, environ)
+        chosen = proxy_rules.from_environment(host, port, environ)
         return chosen and (chosen.scheme, chosen.host, chosen.port, chosen.username, chosen.password)
     assert pick({"HTTPS_PROXY": "proxy.corp:3128"}) == ("http", "proxy.corp", 3128, None, None)
     assert pick({"HTTPS_PROXY": "http://u:p%40ss@proxy.corp"}) == ("http", "proxy.corp", 80, "u", "p@ss")
@@ -329,15 +328,15 @@ def test_environment_proxy_values_are_read_as_go_reads_them():
     assert pick({"HTTPS_PROXY": "ftp://x:1"}) == ("http", "ftp", 80, None, None)  # Go: http:// + the value
     with pytest.raises(ConfigError, match="could not parse"):
         pick({"HTTPS_PROXY": "http://[::1"})
-    assert "secret" not in proxy.Proxy("http", "h", 1, "u", "secret", "x").display()
+    assert "secret" not in proxy_rules.Proxy("http", "h", 1, "u", "secret", "x").display()
 
 
 def test_kubeconfig_proxy_url_is_checked_as_client_go_checks_it():
-    assert proxy.parse_proxy_url("socks5://127.0.0.1:1080", "c").scheme == "socks5"
+    assert proxy_rules.parse_proxy_url("socks5://127.0.0.1:1080", "c").scheme == "socks5"
     with pytest.raises(ConfigError, match="could not parse"):
-        proxy.parse_proxy_url("127.0.0.1:3128", "c")
+        proxy_rules.parse_proxy_url("127.0.0.1:3128", "c")
     with pytest.raises(ConfigError) as caught:
-        proxy.parse_proxy_url("ftp://u:hunter2@h:1", "c")
+        proxy_rules.parse_proxy_url("ftp://u:hunter2@h:1", "c")
     assert "hunter2" not in str(caught.value)
 
 
@@ -363,18 +362,16 @@ def test_an_https_proxy_that_trickles_its_connect_answer_is_cut_at_the_deadline(
     threading.Thread(target=trickle, daemon=True).start()
     context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
     context.load_verify_locations(cadata=ca.cert_pem.bytes().decode())
-    slow = proxy.Proxy("https", "127.0.0.1", listener.getsockname()[1], None, None, "a test")
+    slow = proxy_rules.Proxy("https", "127.0.0.1", listener.getsockname()[1], None, None, "a test")
     started = time.monotonic()
     with pytest.raises(TransportError, match="proxy https://127.0.0.1:"):
-        proxy.connect(slow, "api.example.invalid", 443, 1.5, context)
+        net.connect_via_proxy(slow, "api.example.invalid", 443, 1.5, context)
     assert time.monotonic() - started < 4
     listener.close()
 
 
 def _cluster_with_ca_data(text):
-    from kubectl_aicr.kubeconfig import Cluster
-
-    return Cluster(name="c", server="https://127.0.0.1:1", certificate_authority_data=text.encode())
+    return rest.RESTConfig(host="https://127.0.0.1:1", cluster_name="c", ca_data=text.encode())
 
 
 def test_ca_data_is_read_as_gos_append_certs_from_pem():
@@ -382,13 +379,13 @@ def test_ca_data_is_read_as_gos_append_certs_from_pem():
     none is left, saying what was found (crypto/x509 CertPool.AppendCertsFromPEM, client-go rootCertPool)."""
     ca = certs.make_ca().cert_pem.bytes().decode()
     with_headers = ca.replace("-----\n", "-----\nProc-Type: 4,ENCRYPTED\n\n", 1)
-    context = transport.tls_context(_cluster_with_ca_data("junk\n" + with_headers + ca), transport.auth.Credentials())
-    assert len(context.get_ca_certs()) == 1 and context.verify_flags & transport.VERIFY_X509_PARTIAL_CHAIN
+    context = rest.tls_context(_cluster_with_ca_data("junk\n" + with_headers + ca), rest.auth.Credentials())
+    assert len(context.get_ca_certs()) == 1 and context.verify_flags & rest.VERIFY_X509_PARTIAL_CHAIN
     broken = "-----BEGIN CERTIFICATE-----\n!!\n-----END CERTIFICATE-----\n"
     for text, words in ((with_headers, "holds no usable PEM CERTIFICATE block"), ("", None),
                         (broken, "holds a CERTIFICATE block that is not"), ("just text", "holds no PEM block")):
         if words is None:  # empty data: no CA at all, the system's trust
-            assert transport.tls_context(_cluster_with_ca_data(text), transport.auth.Credentials())
+            assert rest.tls_context(_cluster_with_ca_data(text), rest.auth.Credentials())
             continue
         with pytest.raises(ConfigError, match="certificate-authority-data of cluster c " + words):
-            transport.tls_context(_cluster_with_ca_data(text), transport.auth.Credentials())
+            rest.tls_context(_cluster_with_ca_data(text), rest.auth.Credentials())

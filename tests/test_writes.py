@@ -7,7 +7,7 @@ import subprocess
 import pytest
 import yaml
 
-from tests.conftest import base_env, plugin_command
+from tests.support.plugin import base_env, plugin_command
 
 pytestmark = pytest.mark.e2e
 
@@ -284,8 +284,8 @@ def test_times_come_from_the_api_servers_clock(run, api_server, kubeconfig_for, 
     """Times written are the API server's (its Date header), not this machine's: here the server runs a day ahead."""
     import email.utils
     import time
-    import tests.apiserver
-    monkeypatch.setattr(tests.apiserver._Handler, "date_time_string",
+    import tests.support.apiserver
+    monkeypatch.setattr(tests.support.apiserver._Handler, "date_time_string",
                         lambda self, timestamp=None: email.utils.formatdate(time.time() + 86400, usegmt=True))
     result = run("revoke", api_server.fixture_name("approved-rolling-out"), "--reason", "r",
                  kubeconfig=kubeconfig_for())
@@ -304,7 +304,7 @@ def test_unused_flags_are_accepted_with_a_warning(run, api_server, kubeconfig_fo
 def test_a_rollout_that_keeps_changing_elsewhere_is_approved_at_once(run, api_server, kubeconfig_for):
     """A busy controller bumps the resourceVersion all the time: the write tests the facts the approval rests
     on, not the resourceVersion, so unrelated status writes never stop it (one PATCH, stored)."""
-    from tests.test_decision_pinning import busy_operator
+    from tests.support.interpositions import busy_operator
     name = api_server.fixture_name("awaiting-approval")
     api_server.clear_requests()
     with busy_operator(api_server, name):

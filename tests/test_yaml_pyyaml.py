@@ -22,7 +22,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from kubectl_aicr import yamlreader
+from kubectl_aicr.kube.yaml import reader as yamlreader
 
 yaml = pytest.importorskip("yaml")
 

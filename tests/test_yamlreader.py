@@ -1,4 +1,4 @@
-"""Unit tests of kubectl_aicr.yamlreader: real kubeconfigs in each generator's style, the
+"""Unit tests of kubectl_aicr.kube.yaml.reader: real kubeconfigs in each generator's style, the
 YAML features they use, and every refusal with its line and column."""
 
 import random
@@ -6,7 +6,7 @@ import random
 import pytest
 
 from kubectl_aicr.errors import YAMLError
-from kubectl_aicr.yamlreader import GO_YAML, MAX_DEPTH, load, load_all, load_first
+from kubectl_aicr.kube.yaml.reader import GO_YAML, MAX_DEPTH, load, load_all, load_first
 
 CA = "LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCk1JSUMvakNDQWVhZ0F3SUJBZ0lCQURBTkJna3Foa2lHOXcwQkFRc0ZBREFWTVJNd0VRWURWUVFERXdwcmRXSmwKY201bGRHVnpNQjRYRFRJME1ERXdNVEV3TURBd01Gb1hEVE0wTURFd01URXdNREF3TUZvd0ZURVRNQkVHQTFVRQpBeE1LYTNWaVpYSnVaWFJsY3pDQ0FTSXdEUVlKS29aSWh2Y05BUUVCQlFBRGdnRVBBRENDQVFvQ2dnRUJBTHh5Ci0tLS0tRU5EIENFUlRJRklDQVRFLS0tLS0K"  # noqa: E501
 

@@ -13,7 +13,9 @@ the rollout moves on, nothing is written for the next release. The server's answ
 checked: this rollout, its UID, and exactly the entry written appended.
 """
 
-from .. import objects, output, session
+from .. import cli, output
+from ..aicr import objects
+from ..kube import clientcmd
 from ..errors import RefusedError, UsageError
 from . import writes
 
@@ -22,12 +24,12 @@ FACTS = writes.COMMON_FACTS + ("awaited", "acknowledgements")
 
 
 def run(invocation):
-    expected = writes.checked_expected_digest(invocation.expect_digest)
-    dry_run = writes.checked_dry_run(invocation.dry_run)
+    expected = cli.checked_expected_digest(invocation.expect_digest)
+    dry_run = cli.checked_dry_run(invocation.dry_run)
     named = invocation.release
     if named is not None and output.safe(named) != named:
         raise UsageError("--release must be one line of printable text")
-    with session.connect(invocation) as client:
+    with clientcmd.connect(invocation) as client:
         user = writes.who_am_i(client)
         raw, rollout = writes.read_rollout(client, invocation.name)
         release = _awaited(rollout, named)

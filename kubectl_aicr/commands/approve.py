@@ -19,22 +19,22 @@ warning are shown (stderr), and the approval is written pinned to those facts.
 
 import datetime
 
-from .. import objects, output, session
-from ..cli import DEFAULT_OPERATOR_NAMESPACE
+from .. import cli, output
+from ..aicr import objects, reports
+from ..kube import clientcmd
 from ..errors import RefusedError, VerificationError
 from . import writes
-from .describe import fetch_report
 
 FACTS = writes.COMMON_FACTS + ("approval", "revocation", "approval-required", "deadline")
 
 
 def run(invocation):
-    reason = writes.checked_reason(invocation.reason)
-    lifetime = writes.checked_expires(invocation.expires)
-    expected = writes.checked_expected_digest(invocation.expect_digest)
-    dry_run = writes.checked_dry_run(invocation.dry_run)
-    namespace = invocation.operator_namespace or DEFAULT_OPERATOR_NAMESPACE
-    with session.connect(invocation) as client:
+    reason = cli.checked_reason(invocation.reason)
+    lifetime = cli.checked_expires(invocation.expires)
+    expected = cli.checked_expected_digest(invocation.expect_digest)
+    dry_run = cli.checked_dry_run(invocation.dry_run)
+    namespace = cli.operator_namespace(invocation)
+    with clientcmd.connect(invocation) as client:
         user = writes.who_am_i(client)
         raw, rollout = writes.read_rollout(client, invocation.name)
         now = writes.now_utc(client)
@@ -75,7 +75,7 @@ def _assessment(client, namespace, rollout, allow_unverified):
     if isinstance(digest, objects.Invalid):
         problem, mismatch = str(digest), True
     else:
-        verified = fetch_report(client, namespace, digest)
+        verified = reports.fetch_report(client, namespace, digest)
         if not verified.problem:
             return "%s (report %s verified)" % (digest, verified.configmap), []
         problem, mismatch = verified.problem, not verified.unavailable

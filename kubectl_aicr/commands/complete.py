@@ -14,7 +14,7 @@ failure there quietly gives no candidates: completion never prints an error.
 
 from .. import cli, output
 
-# kubeconfig, objects, session and transport (ssl, http.client) load only when a candidate needs them:
+# kubeconfig, objects, clientcmd and rest (ssl, http.client) load only when a candidate needs them:
 # completing a command or a flag name, on every Tab press, loads none of them.
 
 NO_FILE = 4
@@ -71,25 +71,11 @@ def _operands(done, flags):
     return operands
 
 
-def _invocation(done):
-    values = {}
-    joined = cli._join_flag_values(done)
-    for word in joined:
-        flag, sep, value = word.partition("=")
-        if sep and flag.startswith("--"):
-            values[flag[2:].replace("-", "_")] = value
-    groups = [word.partition("=")[2] for word in joined if word.startswith("--as-group=")]
-    return cli.Invocation(command="__complete", name=None, kubeconfig=values.get("kubeconfig"),
-                          context=values.get("context"), operator_namespace=values.get("operator_namespace"),
-                          reason=None, expires=None, dir=None, as_user=values.get("as"),
-                          as_groups=tuple(groups) or None, as_uid=values.get("as_uid"))
-
-
 def _flag_values(flag, partial, done):
     if flag == "--context":
-        from .. import kubeconfig
+        from ..kube import kubeconfig
         try:
-            config = kubeconfig.load(_invocation(done).kubeconfig)
+            config = kubeconfig.load(cli.typed_invocation(done).kubeconfig)
         except Exception:  # completion never prints an error
             return [], NO_FILE
         return sorted(n for n in config.contexts if n.startswith(partial)), NO_FILE
@@ -103,10 +89,10 @@ def _flag_values(flag, partial, done):
 
 
 def _from_cluster(done, partial, names_of):
-    from .. import session, transport
-    invocation = _invocation(done)
+    from ..kube import clientcmd, rest
+    invocation = cli.typed_invocation(done)
     try:
-        with session.connect(invocation, deadline=transport.Deadline(CLUSTER_SECONDS)) as client:
+        with clientcmd.connect(invocation, deadline=rest.Deadline(CLUSTER_SECONDS)) as client:
             names = names_of(client, invocation)
     except Exception:  # unreachable, forbidden, slow: quietly nothing
         return []
@@ -129,8 +115,8 @@ def _rollout_names(client, command):
 
 
 def _plan_names(client, invocation):
-    from .. import objects
-    namespace = invocation.operator_namespace or cli.DEFAULT_OPERATOR_NAMESPACE
+    from ..aicr import objects
+    namespace = cli.operator_namespace(invocation)
     listed = client.get(objects.configmap_path(namespace), query={"labelSelector": objects.PLAN_SELECTOR})
     names = []
     for item in objects.list_items(listed):

@@ -15,18 +15,19 @@ shows every one in full.
 
 import datetime
 
-from .. import objects, output, session
-from ..cli import DEFAULT_OPERATOR_NAMESPACE
-from ..errors import AicrError, ApiError, VerificationError
-from ..objects import Invalid
+from .. import cli, output
+from ..aicr import objects, reports
+from ..kube import clientcmd
+from ..errors import AicrError, VerificationError
+from ..aicr.objects import Invalid
 
 
 def run(invocation, now=None):
     """Describe ``invocation.name``; returns 0, or raises (VerificationError after printing)."""
-    namespace = invocation.operator_namespace or DEFAULT_OPERATOR_NAMESPACE
-    with session.connect(invocation) as client:
+    namespace = cli.operator_namespace(invocation)
+    with clientcmd.connect(invocation) as client:
         rollout = objects.rollout(client.get(objects.rollout_path(invocation.name)))
-        verified = fetch_report(client, namespace, rollout.assessment_digest)
+        verified = reports.fetch_report(client, namespace, rollout.assessment_digest)
     now = now or datetime.datetime.now(datetime.timezone.utc)
     output.write_lines(render(rollout, verified, namespace, now))
     if verified is not None and verified.problem:
@@ -36,21 +37,6 @@ def run(invocation, now=None):
     if isinstance(rollout.assessment_digest, Invalid):
         raise VerificationError("assessment report not verified: %s" % rollout.assessment_digest)
     return 0
-
-
-def fetch_report(client, namespace, digest):
-    """The :class:`objects.VerifiedReport` for ``digest``, or None when the rollout records no report."""
-    if not isinstance(digest, str):
-        return None
-    name = objects.assessment_configmap_name(digest)
-    try:
-        configmap = client.get(objects.configmap_path(namespace, name))
-    except ApiError as exc:
-        if exc.code == 404:
-            return objects.verify_report(None, digest, name)
-        return objects.VerifiedReport(name, digest, None, "cannot read report ConfigMap %s: %s" % (name, exc),
-                                      unavailable=True)
-    return objects.verify_report(configmap, digest, name)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -23,9 +23,11 @@ or it carries an outcome; ended rollouts are shown only with ``--all``.
 
 import datetime
 
-from .. import objects, output, session
+from .. import output
+from ..aicr import objects
+from ..kube import clientcmd
 from ..errors import AicrError
-from ..objects import Invalid
+from ..aicr.objects import Invalid
 
 PAGE_LIMIT = 250        # items per page (kubectl's --chunk-size default is 500)
 MAX_ROLLOUTS = objects.MAX_ITEMS
@@ -34,7 +36,7 @@ HEADERS = ["NAME", "PHASE", "APPROVAL", "WAITING ON", "DEADLINE", "AGE"]
 
 def run(invocation, now=None):
     """List the rollouts (``invocation.all``: ended ones too); returns 0. Raises ApiError, TransportError."""
-    with session.connect(invocation) as client:
+    with clientcmd.connect(invocation) as client:
         rollouts = list_rollouts(client)
     now = now or datetime.datetime.now(datetime.timezone.utc)
     shown = [r for r in rollouts if getattr(invocation, "all", False) or not r.ended]

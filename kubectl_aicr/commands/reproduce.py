@@ -23,8 +23,10 @@ Reads only (GET and LIST): it changes nothing in the cluster.
 import os
 import re
 
-from .. import objects, output, session
-from ..cli import DEFAULT_OPERATOR_NAMESPACE, DEFAULT_REPRODUCE_DIR
+from .. import cli, output
+from ..aicr import objects
+from ..kube import clientcmd
+from ..cli import DEFAULT_REPRODUCE_DIR
 from ..errors import ApiError, RefusedError, UsageError, VerificationError
 
 PLAN_NAME_RE = re.compile(r"\Aaicr-plan-[0-9a-f]{16}\Z")
@@ -77,7 +79,7 @@ RENDER_FLAGS = {
 
 
 def run(invocation):
-    namespace = invocation.operator_namespace or DEFAULT_OPERATOR_NAMESPACE
+    namespace = cli.operator_namespace(invocation)
     folder = invocation.dir or DEFAULT_REPRODUCE_DIR
     _check_plan_argument(invocation.name)
     if not shell_safe(folder):
@@ -88,7 +90,7 @@ def run(invocation):
     if not shell_safe(os.path.abspath(folder)):
         raise UsageError("the folder %s has control or invisible characters, which cannot be printed safely "
                          "in the commands; give --dir a plain absolute path" % output.safe(os.path.abspath(folder)))
-    with session.connect(invocation) as client:
+    with clientcmd.connect(invocation) as client:
         chosen, configmap = find_plan(client, namespace, invocation.name)
     plan = objects.plan(configmap)
     recipe = _checked_recipe(plan)

@@ -9,7 +9,9 @@ shown and pinned until the write lands. While the rollout is Validating the API
 server refuses it; that refusal is shown as it came.
 """
 
-from .. import objects, output, session
+from .. import cli, output
+from ..aicr import objects
+from ..kube import clientcmd
 from ..errors import RefusedError
 from . import writes
 
@@ -17,10 +19,10 @@ FACTS = writes.COMMON_FACTS + ("approval", "revocation")
 
 
 def run(invocation):
-    reason = writes.checked_reason(invocation.reason)
-    expected = writes.checked_expected_digest(invocation.expect_digest)
-    dry_run = writes.checked_dry_run(invocation.dry_run)
-    with session.connect(invocation) as client:
+    reason = cli.checked_reason(invocation.reason)
+    expected = cli.checked_expected_digest(invocation.expect_digest)
+    dry_run = cli.checked_dry_run(invocation.dry_run)
+    with clientcmd.connect(invocation) as client:
         user = writes.who_am_i(client)
         raw, rollout = writes.read_rollout(client, invocation.name)
         _check(rollout)

@@ -23,16 +23,14 @@ import datetime
 import json
 import time
 
-from .. import objects, output
-from ..cli import MAX_REASON_CHARS, parse_duration
-from ..errors import ApiError, AicrError, RefusedError, UsageError
+from .. import output
+from ..aicr import objects
+from ..errors import ApiError, AicrError, RefusedError
 
 JSON_PATCH = "application/json-patch+json"
 MAX_ATTEMPTS = 4            # sends of one unchanged decision while the server reports conflicts
 BACKOFF_SECONDS = 0.1       # the pause before the second send, doubling up to MAX_BACKOFF_SECONDS
 MAX_BACKOFF_SECONDS = 2.0
-MIN_EXPIRES_SECONDS = 60
-MIN_DIGEST_PREFIX = 16      # hex digits of --expect-digest, as describe shortens digests
 
 # What every decision rests on (keys of objects.FACT_POINTERS); each command adds its own.
 COMMON_FACTS = ("uid", "target", "assessment", "phase", "outcome", "outcome-label")
@@ -270,24 +268,6 @@ def patch_lines(decision):
                                              output.safe(json.dumps(decision.patch, sort_keys=True)))]
 
 
-def checked_dry_run(mode):
-    """--dry-run: None (not given) is "none"."""
-    return mode or "none"
-
-
-def checked_expected_digest(text):
-    """--expect-digest: ``sha256:<hex>`` or ``<hex>``, 16 to 64 lowercase hex digits -> ``sha256:<hex>``;
-    None when not given. UsageError otherwise."""
-    if text is None:
-        return None
-    hexpart = text[len("sha256:"):] if text.startswith("sha256:") else text
-    if not (MIN_DIGEST_PREFIX <= len(hexpart) <= 64) or any(c not in "0123456789abcdef" for c in hexpart):
-        raise UsageError("--expect-digest %s is not a desired-state digest: give sha256:<64 hex> or its first %d "
-                         "or more lowercase hex digits, as kubectl aicr describe prints it"
-                         % (output.safe(text), MIN_DIGEST_PREFIX))
-    return "sha256:" + hexpart
-
-
 def require_target(rollout, expected):
     """--expect-digest: refuse unless the rollout's target plan (as read) starts with ``expected``."""
     if expected is None:
@@ -315,36 +295,6 @@ def refuse_invalid(rollout, *fields):
 def shown_time(value):
     """RFC 3339 UTC text for a datetime; anything else (Invalid, None) as it is."""
     return objects.format_time(value) if isinstance(value, datetime.datetime) else value
-
-
-def checked_reason(reason):
-    """--reason: required, 1 to 1024 characters (operator-api.md rule 1), one line of printable text
-    (it is stored for good and shown by other tools). UsageError otherwise."""
-    if reason is None:
-        raise UsageError("--reason TEXT is required")
-    if not reason:
-        raise UsageError("--reason must not be empty")
-    if not reason.strip():
-        raise UsageError("--reason must not be blank")
-    if len(reason) > MAX_REASON_CHARS:
-        raise UsageError("--reason is %d characters; at most %d are allowed" % (len(reason), MAX_REASON_CHARS))
-    if output.safe(reason) != reason:
-        raise UsageError("--reason must be one line of printable text (it holds %s)" % output.safe(
-            next(c for c in reason if output.safe(c) != c)))
-    return reason
-
-
-def checked_expires(expires):
-    """--expires: a non-negative Go duration in seconds, or None when not given. UsageError otherwise."""
-    if expires is None:
-        return None
-    seconds = parse_duration(expires)
-    if seconds < 0:
-        raise UsageError("--expires %s is negative; an approval cannot end in the past" % expires)
-    if seconds < MIN_EXPIRES_SECONDS:
-        raise UsageError("--expires %s would end the approval almost at once; give at least 1m (an approval "
-                         "can be neither changed nor extended)" % expires)
-    return seconds
 
 
 def record_step_lines(rollout, when, heading, release=None):

@@ -1,7 +1,7 @@
 """A fast path for the plain block YAML that kubectl, client-go and PyYAML write kubeconfigs in.
 
 :func:`load` reads a strict subset of YAML 1.2 line by line and returns exactly what
-:func:`kubectl_aicr.yamlreader.load` returns for it, or None for anything outside the
+:func:`kubectl_aicr.kube.yaml.reader.load` returns for it, or None for anything outside the
 subset, and the caller then reads the text with the full reader (which also reports every
 error: this module never refuses anything itself). It exists because a 2 MB, 1,000-context
 kubeconfig takes the full reader several times longer, and kubectl reads such files in

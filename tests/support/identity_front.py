@@ -167,7 +167,7 @@ def _subject(peer):
 
 
 class IdentityFront:
-    """The front for one :class:`tests.real_apiserver.RealAPIServer` (started): ``server``. Its serving
+    """The front for one :class:`tests.support.real_apiserver.RealAPIServer` (started): ``server``. Its serving
     certificate is issued by the server's CA (``server.ca``) into ``folder``, so a kubeconfig with the
     cluster's CA trusts it. Attributes after :meth:`start`: ``url``, ``port``, ``requests``."""
 

@@ -10,11 +10,12 @@ wrong type or form becomes an :class:`Invalid` value, which the output shows as 
 and which no decision ever treats as valid.
 """
 
-import datetime
 import hashlib
 import json
 import re
-from typing import List, NamedTuple, Optional
+from typing import NamedTuple, Optional
+
+from .. import helpers
 
 GROUP = "operator.aicr.run"
 VERSION = "v1alpha1"
@@ -36,8 +37,6 @@ OUTCOMES = ("Succeeded", "Failed", "Expired", "Revoked")
 STEP_STATES = ("Pending", "InFlight", "Ready", "Failed", "Skipped")
 
 DIGEST_RE = re.compile(r"\Asha256:[0-9a-f]{64}\Z")
-_RFC3339_RE = re.compile(
-    r"\A(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(\.\d+)?([Zz]|[+-]\d{2}:\d{2})\Z")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -187,26 +186,12 @@ def _mapping(obj, path):
 
 def parse_time(text):
     """An RFC 3339 time (``2026-11-30T12:00:00Z``, offsets and fractions allowed) -> aware UTC datetime, or None."""
-    match = _RFC3339_RE.match(text)
-    if not match:
-        return None
-    year, month, day, hour, minute, second = (int(g) for g in match.groups()[:6])
-    fraction, zone = match.group(7), match.group(8)
-    try:
-        micro = int((fraction[1:] + "000000")[:6]) if fraction else 0
-        tz = datetime.timezone.utc
-        if zone not in ("Z", "z"):
-            sign = 1 if zone[0] == "+" else -1
-            tz = datetime.timezone(sign * datetime.timedelta(hours=int(zone[1:3]), minutes=int(zone[4:6])))
-        value = datetime.datetime(year, month, day, hour, minute, min(second, 59), micro, tzinfo=tz)
-        return value.astimezone(datetime.timezone.utc)
-    except (ValueError, OverflowError):
-        return None
+    return helpers.parse_rfc3339(text, leap_second=True)
 
 
 def format_time(value):
     """An aware datetime -> RFC 3339 UTC with seconds, ``2026-11-30T12:00:00Z``."""
-    return value.astimezone(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return helpers.format_utc(value)
 
 
 def short_digest(digest):

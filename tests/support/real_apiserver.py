@@ -20,18 +20,18 @@ absent, unless ``AICR_REQUIRE_REAL_APISERVER=1``, when it fails instead.
 
 What is set up at start (all files in a temporary folder, removed at stop):
 
-- a CA and certificates made by ``tests/certs.py`` (trustme): the serving certificate
+- a CA and certificates made by ``tests/support/certs.py`` (trustme): the serving certificate
   (127.0.0.1, ::1, localhost) and client certificates on demand (CN = user, O = groups);
 - a static token for every user (``--token-auth-file``), ``--authorization-mode=RBAC``,
   a service-account RSA key pair (``--service-account-*``);
 - the CRDs of ``tests/real_apiserver/crds.yaml`` (waited for until Established and
   served), the ``aicr-system`` namespace and ``tests/real_apiserver/rbac.yaml``;
-- ``front``: the identity front (tests/identity_front.py) that answers SelfSubjectReview
+- ``front``: the identity front (tests/support/identity_front.py) that answers SelfSubjectReview
   and forwards everything else impersonating the caller (``write_kubeconfig(...,
   front=True)``, ``request(..., front=True)``; ``front.requests`` is its request log,
   ``front.interpose(action)`` lands another client's write before a command's write);
 - ``webhook``: the operator's admission rules as a validating webhook
-  (tests/admission_webhook.py), registered and waited for (``admission=False`` leaves it
+  (tests/support/admission_webhook.py), registered and waited for (``admission=False`` leaves it
   out); ``webhook.reviews`` lists what it judged.
 
 Users (every one has a token; a client certificate is issued when a kubeconfig asks):
@@ -69,7 +69,7 @@ import urllib.request
 
 import yaml
 
-try:  # imported as tests.real_apiserver
+try:  # imported as tests.support.real_apiserver
     from . import admission_webhook, certs, identity_front
 except ImportError:  # imported as a top-level module (tests/ on sys.path)
     import admission_webhook
@@ -80,7 +80,7 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-ASSETS = os.path.join(HERE, "real_apiserver")
+ASSETS = os.path.join(os.path.dirname(HERE), "real_apiserver")  # tests/real_apiserver/
 VERSIONS_FILE = os.path.join(ASSETS, "versions.env")
 CRDS_FILE = os.path.join(ASSETS, "crds.yaml")
 RBAC_FILE = os.path.join(ASSETS, "rbac.yaml")
@@ -378,7 +378,7 @@ class RealAPIServer:
             self._install_webhook(pki)
 
     def _install_webhook(self, folder):
-        """Start the operator's rules as a validating webhook (tests/admission_webhook.py), register it,
+        """Start the operator's rules as a validating webhook (tests/support/admission_webhook.py), register it,
         and wait until the server calls it: a probe rollout's bad update is denied by it."""
         self.webhook = admission_webhook.AdmissionWebhook(self.ca, folder).start()
         self.load_objects([admission_webhook.webhook_configuration(self.webhook.url, self.ca.cert_pem.bytes())])
@@ -502,7 +502,7 @@ class RealAPIServer:
     def kubeconfig(self, user="alice@example.com", style=None, front=False):
         """A kubeconfig dict for one user. ``style``: ``"token"``, ``"cert-files"`` or
         ``"cert-data"``; default cert-files for alice and admin, else token. ``front``: the
-        server URL is the identity front's (tests/identity_front.py: SelfSubjectReview answered,
+        server URL is the identity front's (tests/support/identity_front.py: SelfSubjectReview answered,
         everything else forwarded to this server as the same user)."""
         u = self.users[user]
         style = style or ("cert-files" if u.cert else "token")
@@ -549,7 +549,7 @@ class RealAPIServer:
         for an HTTP error. Identity: ``user`` (admin and alice by client certificate, the others
         by token; None for anonymous) or an explicit bearer ``token``. ``body``: dict (JSON) or
         bytes; ``content_type`` defaults to application/json. ``front``: to the identity front
-        (tests/identity_front.py) instead of the server itself. ``impersonate``: a username sent
+        (tests/support/identity_front.py) instead of the server itself. ``impersonate``: a username sent
         as ``Impersonate-User`` (the server then judges that user)."""
         headers = {"Accept": "application/json"}
         if impersonate:
@@ -657,7 +657,7 @@ class RealAPIServer:
         return stored
 
     def apply_action(self, action, operator_namespace=OPERATOR_NAMESPACE):
-        """Make one change of tests/interpositions.py as real requests: ``recreate`` deletes the object and
+        """Make one change of tests/support/interpositions.py as real requests: ``recreate`` deletes the object and
         creates it again (a new uid; a rollout's status written after); ``patch`` sends its JSON patch to the
         object or its ``status`` subresource as ``action["user"]``: a configured user with their own
         credentials, ``admin`` as :data:`admission_webhook.EXEMPT_USER` (the changes the operator's rules

@@ -3,7 +3,7 @@
 Test-only data, independent of any server: each change is a plain function of the
 rollout object (a dict as the API server returns it, and the operator namespace) that
 returns the ACTIONS another client performs, or None where the change does not apply
-to that rollout. tests/apiserver.py applies them server-side
+to that rollout. tests/support/apiserver/ applies them server-side
 (``APIServer.interpose``); a real kube-apiserver tier applies the same actions as
 requests (a JSON patch to the object or its ``status`` subresource, a delete and a
 create).
@@ -28,9 +28,12 @@ Which rollout each command runs on (:data:`TARGETS`, fixture roles of tests/fixt
 other approver who makes the change (:data:`OTHER`) are fixed here too.
 """
 
+import contextlib
 import copy
 import hashlib
 import json
+import threading
+import time
 from typing import Callable, Dict, NamedTuple, Optional
 
 OTHER = "bob@example.com"          # the other approver; the command runs as alice@example.com
@@ -189,3 +192,24 @@ def refusal_words(change, command, after_read=False):
     entry = CHANGES[change]
     table = entry.refuses_after_read if after_read and entry.refuses_after_read is not None else entry.refuses
     return table.get(command)
+
+
+@contextlib.contextmanager
+def busy_operator(api_server, name):
+    """While the block runs, the rollout's status.message is rewritten all the time (a new resourceVersion
+    every millisecond), as a busy operator does."""
+    stop = threading.Event()
+
+    def churn():
+        while not stop.is_set():
+            obj = api_server.get_object("RuntimeRollout", name)
+            obj["status"]["message"] = "busy %f" % time.monotonic()
+            api_server.put_object(obj)
+            time.sleep(0.001)
+    worker = threading.Thread(target=churn, daemon=True)
+    worker.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        worker.join(5)

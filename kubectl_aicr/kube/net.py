@@ -1,16 +1,8 @@
-"""Which proxy a connection to the API server goes through, and the tunnel through it.
+"""Dialing the API server or a proxy: TCP within a deadline, the SAN check, CONNECT and SOCKS5 tunnels, the watchdog.
 
-The rules are client-go's and Go's:
+A leaf below the transport (as urllib3 keeps ``util/connection`` apart from ``util/proxy``): which
+proxy applies is :mod:`kubectl_aicr.kube.proxy_rules`'s; this module only opens sockets.
 
-- A cluster's ``proxy-url`` (``tools/clientcmd/client_config.go`` ``parseProxyURL``:
-  scheme http, https or socks5) is used for every request, whatever NO_PROXY says:
-  client-go installs it with ``http.ProxyURL``, which ignores the environment.
-- Otherwise ``HTTPS_PROXY`` (else ``https_proxy``) and ``NO_PROXY`` (else ``no_proxy``),
-  by ``golang.org/x/net/http/httpproxy`` (``proxy.go``): uppercase first; a value
-  without a usable scheme is read as ``http://`` + value; ``localhost`` and loopback
-  addresses are never proxied; NO_PROXY entries are ``*``, CIDR blocks, IP addresses
-  (optionally with a port), and domains (``foo.com`` matches it and its subdomains,
-  ``.foo.com`` and ``*.foo.com`` only subdomains), compared in lower case.
 - Tunnels (Go's ``net/http`` ``Transport.dialConn``): an http proxy gets
   ``CONNECT host:port`` (with ``Proxy-Authorization: Basic`` from the URL's user
   info) and must answer 200; a socks5 proxy (RFC 1928; RFC 1929 user/password from
@@ -23,181 +15,96 @@ The rules are client-go's and Go's:
   is set (else the system's), not at all under ``insecure-skip-tls-verify``, for the name
   ``tls-server-name`` when set (else the proxy's host), and the user's client certificate
   is shown if the proxy asks for one (checked against kubectl 1.37).
-
-Unlike kubectl, an environment proxy value that cannot be read is an error, where Go
-would silently connect directly.
 """
 
 import base64
-import ipaddress
+import contextlib
 import re
 import socket
-import threading
+import ssl
 import struct
-from typing import NamedTuple, Optional
-from urllib.parse import unquote, urlsplit
+import threading
+import time
 
-from .errors import ConfigError, TransportError
+from ..errors import TransportError
+from .proxy_rules import parse_ip
 
 MAX_CONNECT_RESPONSE = 64 * 1024
-_SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*)://")
-_DEFAULT_PORTS = {"http": 80, "https": 443, "socks5": 1080, "socks5h": 1080}
 
 
-class Proxy(NamedTuple):
-    """A proxy to tunnel through: ``origin`` says where it came from (for messages)."""
+def connect_tcp(host, port, timeout):
+    """``socket.create_connection``, but all of it inside ``timeout`` seconds: the name lookup (run in a
+    thread, since getaddrinfo cannot be interrupted) and every address tried, each with what is left."""
+    end = time.monotonic() + timeout
+    found = {}
 
-    scheme: str
-    host: str
-    port: int
-    username: Optional[str]
-    password: Optional[str]
-    origin: str
-
-    def display(self):
-        """``scheme://host:port`` (never the user info: it may hold a password)."""
-        return "%s://%s:%d" % (self.scheme, "[%s]" % self.host if ":" in self.host else self.host, self.port)
-
-
-def _split(text, origin):
-    """Parse ``scheme://[user[:password]@]host[:port][/...]`` into a Proxy; ConfigError if it is not one."""
-    try:
-        parts = urlsplit(text)
-        port = parts.port
-    except ValueError:
-        raise ConfigError("%s: could not parse %s" % (origin, _redacted(text))) from None
-    if not parts.hostname:
-        raise ConfigError("%s: %s has no host" % (origin, _redacted(text)))
-    scheme = parts.scheme.lower()
-    return Proxy(scheme, parts.hostname, port or _DEFAULT_PORTS.get(scheme, 80),
-                 unquote(parts.username) if parts.username is not None else None,
-                 unquote(parts.password) if parts.password is not None else None, origin)
-
-
-def _redacted(text):
-    """The URL with any password in its user info replaced by ``xxxxx`` (as Go's url.Redacted does)."""
-    # Up to the LAST "@": a password may itself hold "/" or "@", and none of it is ever shown.
-    return re.sub(r"^([A-Za-z][A-Za-z0-9+.-]*://).*@", r"\1xxxxx@", text, flags=re.S)
-
-
-def parse_proxy_url(text, cluster_name):
-    """A cluster's ``proxy-url`` -> Proxy (client-go ``parseProxyURL``); ConfigError naming the cluster."""
-    origin = "proxy-url of cluster %r" % cluster_name
-    match = _SCHEME.match(text)
-    if not match:
-        raise ConfigError("invalid 'proxy-url' %s for cluster %r: could not parse: %s; write it as "
-                          "http://host:port" % (_redacted(text), cluster_name, _redacted(text)))
-    if match.group(1).lower() not in ("http", "https", "socks5"):
-        raise ConfigError("invalid 'proxy-url' %s for cluster %r: unsupported scheme %r, must be http, https, "
-                          "or socks5" % (_redacted(text), cluster_name, match.group(1)))
-    return _split(text, origin)
-
-
-def _environment_proxy(name, value):
-    """An HTTPS_PROXY value -> Proxy, read as Go's httpproxy ``parseProxy`` reads it."""
-    match = _SCHEME.match(value)
-    if not match or match.group(1).lower() not in ("http", "https", "socks5", "socks5h"):
-        value = "http://" + value
-    proxy = _split(value, name)
-    if not _SCHEME.match(value) or proxy.scheme not in _DEFAULT_PORTS:
-        raise ConfigError("%s=%s is not a proxy URL kubectl-aicr can use" % (name, _redacted(value)))
-    return proxy
-
-
-def _getenv_any(environ, *names):
-    """(name, value) of the first of ``names`` set to a non-empty value in ``environ``, or (names[0], "")."""
-    for name in names:
-        if environ.get(name):
-            return name, environ[name]
-    return names[0], ""
-
-
-def from_environment(host, port, environ):
-    """The proxy for an https request to ``host``:``port`` under HTTPS_PROXY/NO_PROXY, or None."""
-    name, value = _getenv_any(environ, "HTTPS_PROXY", "https_proxy")
-    if not value:
-        return None
-    proxy = _environment_proxy(name, value)
-    _, no_proxy = _getenv_any(environ, "NO_PROXY", "no_proxy")
-    return proxy if use_proxy(host, port, no_proxy) else None
-
-
-def choose(cluster, host, port, environ):
-    """The Proxy for the cluster's server (its proxy-url, else the environment's), or None for a direct connection."""
-    if cluster.proxy_url:
-        return parse_proxy_url(cluster.proxy_url, cluster.name)
-    return from_environment(host, port, environ)
-
-
-def _ip(text):
-    """An IP address (IPv4-mapped IPv6 addresses as IPv4, as Go's net.IP compares them), or None."""
-    try:
-        address = ipaddress.ip_address(text)
-    except ValueError:
-        return None
-    if address.version == 6 and address.ipv4_mapped is not None:
-        return address.ipv4_mapped
-    return address
-
-
-def use_proxy(host, port, no_proxy):
-    """False when a request to ``host``:``port`` must not use the proxy (httpproxy ``config.useProxy``)."""
-    host = host.lower().strip()
-    if host == "localhost":
-        return False
-    ip = _ip(host)
-    if ip is not None and ip.is_loopback:
-        return False
-    port = str(port)
-    for entry in no_proxy.split(","):
-        entry = entry.lower().strip()
-        if entry and _no_proxy_match(entry, host, port, ip):
-            return False
-    return True
-
-
-def _no_proxy_match(entry, host, port, ip):
-    if entry == "*":
-        return True
-    if "/" in entry:
+    def lookup():
         try:
-            network = ipaddress.ip_network(entry, strict=False)
-        except ValueError:
-            network = None
-        if network is not None:
-            return ip is not None and ip.version == network.version and ip in network
-    entry_host, entry_port = _split_host_port(entry)
-    if not entry_host:
-        return False
-    entry_ip = _ip(entry_host)
-    if entry_ip is not None:
-        return ip is not None and entry_ip == ip and entry_port in ("", port)
-    if entry_host.startswith("*."):
-        entry_host = entry_host[1:]
-    exact = not entry_host.startswith(".")
-    suffix = entry_host if not exact else "." + entry_host
-    if host.endswith(suffix) or (exact and host == suffix[1:]):
-        return entry_port in ("", port)
-    return False
+            found["addresses"] = socket.getaddrinfo(host, port, 0, socket.SOCK_STREAM)
+        except OSError as exc:
+            found["error"] = exc
+
+    resolver = threading.Thread(target=lookup, name="name-lookup", daemon=True)
+    resolver.start()
+    resolver.join(timeout)
+    if resolver.is_alive():
+        raise socket.timeout("the name lookup of %s did not finish in time" % host)
+    if "error" in found:
+        raise found["error"]
+    last = OSError("no address for %s" % host)
+    for family, kind, protocol, _, address in found["addresses"]:
+        left = end - time.monotonic()
+        if left <= 0:
+            raise socket.timeout("timed out")
+        sock = socket.socket(family, kind, protocol)
+        sock.settimeout(left)
+        try:
+            sock.connect(address)
+            return sock
+        except OSError as exc:
+            last = exc
+            sock.close()
+    raise last
 
 
-def _split_host_port(entry):
-    """Go's net.SplitHostPort where it succeeds (``host:port``, ``[v6]:port``), else (entry, "")."""
-    match = re.match(r"^\[([^\]]*)\]:([^:]*)$", entry) or re.match(r"^([^:\[\]]*):([^:]*)$", entry)
-    if match:
-        return match.group(1), match.group(2)
-    return entry, ""
+def require_san(tls_socket, server_name):
+    """Go's x509 never reads a certificate's CN: a verified certificate without SANs is refused."""
+    certificate = tls_socket.getpeercert() or {}
+    if not certificate.get("subjectAltName"):
+        message = "x509: certificate relies on legacy Common Name field, use SANs instead (name %s)" % server_name
+        error = ssl.SSLCertVerificationError(1, message)
+        error.verify_message, error.reason = message, None
+        raise error
 
 
-# ---------------------------------------------------------------------------------------------
-# Tunnels
+@contextlib.contextmanager
+def watchdog(seconds, on_expiry):
+    """Run ``on_expiry()`` (in a daemon timer thread) if the block is still running after ``seconds``.
+
+    The deadline's enforcer: a blocking read cannot be interrupted, so the watchdog shuts its socket."""
+    timer = threading.Timer(seconds, on_expiry)
+    timer.daemon = True
+    timer.start()
+    try:
+        yield
+    finally:
+        timer.cancel()
 
 
-def connect(proxy, host, port, timeout, context=None, tls_server_name=None):
+def shut(sock):
+    """Shut ``sock`` down both ways (None, or an already closed socket: nothing to do)."""
+    if sock is None:
+        return
+    try:
+        sock.shutdown(socket.SHUT_RDWR)
+    except OSError:
+        pass
+
+
+def connect_via_proxy(proxy, host, port, timeout, context=None, tls_server_name=None):
     """A socket connected through ``proxy`` to ``host``:``port`` (not yet TLS); TransportError if the proxy
     refuses or, for an https proxy, its TLS fails. ``context`` is the cluster's ``ssl.SSLContext`` and
     ``tls_server_name`` its ``tls-server-name`` (None: unset): an https proxy is spoken to with them."""
-    from .transport import connect_tcp
     try:
         sock = connect_tcp(proxy.host, proxy.port, timeout)
     except OSError as exc:
@@ -206,36 +113,30 @@ def connect(proxy, host, port, timeout, context=None, tls_server_name=None):
     # The tunnel's set-up shares the deadline: a proxy that trickles its answer is cut off by a watchdog
     # (which shuts the socket in use: wrapping it in TLS detaches the plain one).
     current = [sock]
-    watchdog = threading.Timer(timeout, lambda: _shut(current[0]))
-    watchdog.daemon = True
-    watchdog.start()
-    try:
-        if proxy.scheme == "socks5":
-            _socks5_connect(sock, proxy, host, port)
-        elif proxy.scheme == "https":
-            sock = current[0] = _tls_to_proxy(sock, proxy, context, tls_server_name)
-            _http_connect(sock, proxy, host, port)
-            sock = _tunnel_inside(sock)
-        else:
-            _http_connect(sock, proxy, host, port)
-    except BaseException:
-        sock.close()
-        raise
-    finally:
-        watchdog.cancel()
+    with watchdog(timeout, lambda: shut(current[0])):
+        try:
+            if proxy.scheme == "socks5":
+                _socks5_connect(sock, proxy, host, port)
+            elif proxy.scheme == "https":
+                sock = current[0] = _tls_to_proxy(sock, proxy, context, tls_server_name)
+                _http_connect(sock, proxy, host, port)
+                sock = _tunnel_inside(sock)
+            else:
+                _http_connect(sock, proxy, host, port)
+        except BaseException:
+            sock.close()
+            raise
     return sock
 
 
 def _tls_to_proxy(sock, proxy, context, tls_server_name):
     """TLS to an https proxy with the cluster's context (Go's ``persistConn.addTLS`` with client-go's config)."""
-    import ssl
-    from .transport import _require_san
 
     name = tls_server_name or proxy.host
     try:
         tls = context.wrap_socket(sock, server_hostname=name)
         if context.verify_mode != ssl.CERT_NONE:
-            _require_san(tls, name)
+            require_san(tls, name)
         return tls
     except ssl.SSLCertVerificationError as exc:
         sock.close()
@@ -287,11 +188,6 @@ def _pump(outer, near):
         return
 
 
-def _shut(sock):
-    try:
-        sock.shutdown(socket.SHUT_RDWR)
-    except OSError:
-        pass
 
 
 def _target(host, port):
@@ -361,7 +257,7 @@ def _socks5_login(sock, proxy):
 
 
 def _socks5_address(host):
-    ip = _ip(host)
+    ip = parse_ip(host)
     if ip is not None:
         return (b"\x01" if ip.version == 4 else b"\x04") + ip.packed
     name = host.encode("idna")

@@ -1,5 +1,5 @@
 """client-go's own ``tools/clientcmd`` test tables, as kubeconfig files run through the real kubectl and the
-plugin (test-only code; the cases join :mod:`tests.kubeconfig_corpus` and run in tests/test_kubectl_parity.py).
+plugin (test-only code; the cases join :mod:`tests.support.kubeconfig_corpus` and run in tests/test_kubectl_parity.py).
 
 Each case below says which client-go test it comes from (``validation_test.go``, ``loader_test.go``,
 ``client_config_test.go``, ``api/v1/defaults_test.go`` in k8s.io/client-go/tools/clientcmd). The tables
@@ -19,8 +19,8 @@ import os
 
 import yaml
 
-from tests import kubeconfig_corpus as corpus
-from tests.kubeconfig_corpus import (ANONYMOUS, BOTH_REFUSE, FALLBACK, LOCALHOST_8080, PROMPT, SAME,
+from tests.support import kubeconfig_corpus as corpus
+from tests.support.kubeconfig_corpus import (ANONYMOUS, BOTH_REFUSE, FALLBACK, LOCALHOST_8080, PROMPT, SAME,
                                      Case, kubeconfig)
 
 V1, V1BETA1, V1ALPHA1 = ("client.authentication.k8s.io/v1", "client.authentication.k8s.io/v1beta1",

@@ -29,10 +29,10 @@ import subprocess
 import sys
 import threading
 import unicodedata
-from datetime import datetime, timedelta, timezone
 from typing import NamedTuple, Optional
 
-from .errors import AuthError, TransportError, YAMLError
+from .. import helpers
+from ..errors import AuthError, TransportError, YAMLError
 
 MAX_OUTPUT_BYTES = 1024 * 1024
 INSTALL_HINT_HELP = ("It looks like you are trying to use a client-go credential plugin that is not installed. "
@@ -247,10 +247,10 @@ def _decode(output, where):
             return json.loads(text, parse_constant=_no_constant)
         except (ValueError, RecursionError):
             raise AuthError("%s: decoding stdout: its output is not valid JSON" % where) from None
-    from . import yamlreader  # loaded only for a plugin that answers in YAML
+    from .yaml import reader as yaml_reader  # loaded only for a plugin that answers in YAML
 
     try:
-        return yamlreader.load_first(text, "stdout", yamlreader.GO_YAML)
+        return yaml_reader.load_first(text, "stdout", yaml_reader.GO_YAML)
     except YAMLError as exc:  # the position only: the problem may quote the credential
         raise AuthError("%s: decoding stdout: its output is not valid YAML (line %d, column %d)"
                         % (where, exc.line, exc.column)) from None
@@ -281,21 +281,9 @@ def _result(status, where):
 
 
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")  # json.loads keeps "\\ud800"; Go's decoder gives U+FFFD
-_RFC3339 = re.compile(r"^(\d{4})-(\d\d)-(\d\d)[Tt](\d\d):(\d\d):(\d\d)(\.\d+)?([Zz]|[+-]\d\d:\d\d)$")
 
 
 def parse_rfc3339(text):
-    """An RFC 3339 time -> epoch seconds (float), or None if it is not one."""
-    match = _RFC3339.match(text)
-    if not match:
-        return None
-    year, month, day, hour, minute, second = (int(g) for g in match.groups()[:6])
-    try:
-        moment = datetime(year, month, day, hour, minute, second, tzinfo=timezone.utc)
-        zone = match.group(8)
-        if zone not in ("Z", "z"):
-            sign = 1 if zone[0] == "+" else -1
-            moment -= sign * timedelta(hours=int(zone[1:3]), minutes=int(zone[4:6]))
-        return moment.timestamp() + float(match.group(7) or 0)
-    except (ValueError, OverflowError):
-        return None
+    """An RFC 3339 time -> epoch seconds (float), or None if it is not one (as Go's ``time.Parse``)."""
+    moment = helpers.parse_rfc3339(text)
+    return None if moment is None else moment.timestamp()

@@ -14,7 +14,7 @@ server (kubectl: ``http://localhost:8080``), a client key without a certificate
 settings (kubectl prompts for a username and password; a plugin never prompts).
 """
 
-from .errors import ConfigError
+from ..errors import ConfigError
 
 EXEC_API_VERSIONS = ("client.authentication.k8s.io/v1", "client.authentication.k8s.io/v1beta1")
 INTERACTIVE_MODES = ("Never", "IfAvailable", "Always")
@@ -67,10 +67,10 @@ def cluster_problems(cluster):
     if not cluster.server:
         problems.append('no server found for cluster "%s" (kubectl would fall back to http://localhost:8080)' % name)
     if cluster.proxy_url:
-        from . import proxy
+        from . import proxy_rules
 
         try:
-            proxy.parse_proxy_url(cluster.proxy_url, name)
+            proxy_rules.parse_proxy_url(cluster.proxy_url, name)
         except ConfigError as exc:
             problems.append(str(exc))
     if cluster.certificate_authority and cluster.certificate_authority_data:

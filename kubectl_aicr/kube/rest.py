@@ -12,12 +12,13 @@
   ``transport/transport.go`` ``TLSConfigFor`` refuses it); ``tls-server-name`` is used
   for SNI and for verification; IP addresses are checked against IP SANs; a
   certificate whose name is only in its CN is rejected, as Go's crypto/x509 rejects it.
-- Proxies: see :mod:`kubectl_aicr.proxy` (proxy-url, else HTTPS_PROXY/NO_PROXY).
+- Proxies: see :mod:`kubectl_aicr.kube.proxy_rules` (proxy-url, else HTTPS_PROXY/NO_PROXY) and
+  :mod:`kubectl_aicr.kube.net` (the tunnels).
 - One ``http.client`` connection is reused for all of a command's requests.
 - Every request of a command shares one :class:`Deadline` (30 s, the plugin page),
   exec credential plugins included; a watchdog closes the socket when it passes, so a
   server that trickles bytes or never answers cannot hold the command longer.
-- Credentials come from an :class:`~kubectl_aicr.auth.Authenticator`: an exec
+- Credentials come from an :class:`~kubectl_aicr.kube.auth.Authenticator`: an exec
   plugin's credential is renewed at its expiry, and once after a 401 answer, the
   request is sent again with the new one (kubectl renews after a 401 too, but leaves
   the failed request failed).
@@ -39,17 +40,47 @@ import posixpath
 import re
 import socket
 import ssl
-import threading
 import time
+from typing import NamedTuple, Optional, Tuple
 from urllib.parse import urlencode, urlsplit
 
-from . import __version__, auth
-from .errors import ApiError, AuthError, ConfigError, TransportError
+from .. import __version__, helpers
+from . import auth, net
+from ..errors import ApiError, AuthError, ConfigError, TransportError
 
 DEADLINE_SECONDS = 30.0
 MAX_RESPONSE_BYTES = 16 * 1024 * 1024  # an object is at most ~1.5 MiB in etcd; lists of plans stay well under
 CHUNK_BYTES = 64 * 1024
 USER_AGENT = "kubectl-aicr/%s" % __version__
+
+
+class Impersonation(NamedTuple):
+    """Who the requests act as (client-go ``rest.ImpersonationConfig``), sent as ``Impersonate-*`` headers."""
+
+    user: Optional[str] = None
+    uid: Optional[str] = None
+    groups: Tuple[str, ...] = ()
+    extra: Tuple[Tuple[str, Tuple[str, ...]], ...] = ()   # ((key, (values...)), ...)
+
+
+class RESTConfig(NamedTuple):
+    """How to reach one API server (client-go ``rest.Config``): the one seam between what the kubeconfig
+    says and how to connect. :func:`kubectl_aicr.kube.clientcmd.rest_config` builds it from the selected
+    entries and the command line; below it nothing reads kubeconfig field names.
+
+    ``host``: the server URL; ``cluster_name``: for messages; TLS (client-go ``TLSClientConfig``):
+    ``insecure``, ``ca_file`` (a path) or ``ca_data`` (PEM bytes), ``server_name`` (SNI and verification;
+    None: the URL's host); ``proxy_url`` (None: the environment's); ``impersonate``.
+    """
+
+    host: str
+    cluster_name: str
+    insecure: bool = False
+    ca_file: Optional[str] = None
+    ca_data: Optional[bytes] = None
+    server_name: Optional[str] = None
+    proxy_url: Optional[str] = None
+    impersonate: Impersonation = Impersonation()
 
 
 class Deadline:
@@ -125,28 +156,24 @@ def _as_written(netloc, host):
     return written if written.lower() == host else host
 
 
-def tls_context(cluster, credentials, secrets=None):
-    """Build the ``ssl.SSLContext`` for a kubeconfig cluster and the credentials' client certificate.
+def tls_context(config, credentials, secrets=None):
+    """Build the ``ssl.SSLContext`` for a :class:`RESTConfig` and the credentials' client certificate.
 
-    Raises ConfigError for a CA together with insecure-skip-tls-verify (client-go
-    refuses that pair) or unreadable CA data, AuthError for a client certificate or
-    key that cannot be loaded (an encrypted key fails at once, no prompt).
+    Raises ConfigError for unreadable CA data, AuthError for a client certificate or key that cannot be
+    loaded (an encrypted key fails at once, no prompt). A CA together with ``insecure`` was refused before
+    (:func:`kubectl_aicr.kube.validation.cluster_problems`, as client-go ``TLSConfigFor`` refuses it).
     """
-    has_ca = bool(cluster.certificate_authority or cluster.certificate_authority_data)
-    if cluster.insecure_skip_tls_verify and has_ca:
-        raise ConfigError("specifying a root certificates file with the insecure flag is not allowed "
-                          "(cluster %s sets insecure-skip-tls-verify and a certificate-authority)" % cluster.name)
     context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
     context.minimum_version = ssl.TLSVersion.TLSv1_2
     try:
         context.hostname_checks_common_name = False
     except (AttributeError, ValueError):  # pragma: no cover - OpenSSL builds without the flag
         pass
-    if cluster.insecure_skip_tls_verify:
+    if config.insecure:
         context.check_hostname = False
         context.verify_mode = ssl.CERT_NONE
-    elif has_ca:
-        _load_ca(context, cluster)
+    elif config.ca_file or config.ca_data:
+        _load_ca(context, config)
     else:
         context.load_default_certs()
     if credentials.certificate() is not None:
@@ -182,14 +209,13 @@ def pem_blocks(data):
         yield match.group(1).decode("latin-1"), headers, der
 
 
-def _load_ca(context, cluster):
+def _load_ca(context, config):
     """Trust every certificate of the cluster's CA data or file, as Go's ``x509.CertPool.AppendCertsFromPEM``
     does (client-go ``transport/transport.go`` ``rootCertPool``): each CERTIFICATE block without headers that
     parses is a trust anchor wherever it sits in a chain (the server's own certificate pins it); other blocks
     are skipped; ConfigError only when no block gives a certificate."""
-    which = "certificate-authority-data" if cluster.certificate_authority_data else \
-        "certificate-authority %s" % cluster.certificate_authority
-    data = cluster.certificate_authority_data or _read_ca_file(cluster)
+    which = "certificate-authority-data" if config.ca_data else "certificate-authority %s" % config.ca_file
+    data = config.ca_data or _read_ca_file(config)
     added, bad_certificate, blocks = 0, False, 0
     for kind, headers, der in pem_blocks(data):
         blocks += 1
@@ -207,21 +233,21 @@ def _load_ca(context, cluster):
         problem = ("holds a CERTIFICATE block that is not a valid certificate" if bad_certificate else
                    "holds no usable PEM CERTIFICATE block (other blocks, and blocks with headers, are skipped)"
                    if blocks else "holds no PEM block")
-        raise ConfigError("unable to load root certificates: the %s of cluster %s %s" % (which, cluster.name, problem))
+        raise ConfigError("unable to load root certificates: the %s of cluster %s %s" % (which, config.cluster_name, problem))
     context.verify_flags |= VERIFY_X509_PARTIAL_CHAIN
 
 
-def _read_ca_file(cluster):
-    path = cluster.certificate_authority
+def _read_ca_file(config):
+    path, name = config.ca_file, config.cluster_name
     try:
         with open(path, "rb") as handle:
             return handle.read(MAX_CA_BYTES)
     except FileNotFoundError:
         raise ConfigError("unable to read certificate-authority %s for %s due to open %s: no such file or directory"
-                          % (path, cluster.name, path)) from None
+                          % (path, name, path)) from None
     except OSError as exc:
         raise ConfigError("unable to read certificate-authority %s for %s due to open %s: %s"
-                          % (path, cluster.name, path, exc.strerror or exc)) from None
+                          % (path, name, path, exc.strerror or exc)) from None
 
 
 class _EncryptedKey(Exception):
@@ -251,51 +277,6 @@ def _load_client_certificate(context, cert_file, key_file):
         raise AuthError("cannot read the client certificate or key: %s" % (exc.strerror or exc)) from None
 
 
-def _require_san(tls_socket, server_name):
-    """Go's x509 never reads a certificate's CN: a verified certificate without SANs is refused."""
-    certificate = tls_socket.getpeercert() or {}
-    if not certificate.get("subjectAltName"):
-        message = "x509: certificate relies on legacy Common Name field, use SANs instead (name %s)" % server_name
-        error = ssl.SSLCertVerificationError(1, message)
-        error.verify_message, error.reason = message, None
-        raise error
-
-
-def connect_tcp(host, port, timeout):
-    """``socket.create_connection``, but all of it inside ``timeout`` seconds: the name lookup (run in a
-    thread, since getaddrinfo cannot be interrupted) and every address tried, each with what is left."""
-    end = time.monotonic() + timeout
-    found = {}
-
-    def lookup():
-        try:
-            found["addresses"] = socket.getaddrinfo(host, port, 0, socket.SOCK_STREAM)
-        except OSError as exc:
-            found["error"] = exc
-
-    resolver = threading.Thread(target=lookup, name="name-lookup", daemon=True)
-    resolver.start()
-    resolver.join(timeout)
-    if resolver.is_alive():
-        raise socket.timeout("the name lookup of %s did not finish in time" % host)
-    if "error" in found:
-        raise found["error"]
-    last = OSError("no address for %s" % host)
-    for family, kind, protocol, _, address in found["addresses"]:
-        left = end - time.monotonic()
-        if left <= 0:
-            raise socket.timeout("timed out")
-        sock = socket.socket(family, kind, protocol)
-        sock.settimeout(left)
-        try:
-            sock.connect(address)
-            return sock
-        except OSError as exc:
-            last = exc
-            sock.close()
-    raise last
-
-
 class _Connection(http.client.HTTPSConnection):
     """An HTTPSConnection through an optional proxy, whose TLS server name (SNI, verification) may differ
     from the host."""
@@ -308,18 +289,16 @@ class _Connection(http.client.HTTPSConnection):
 
     def connect(self):
         if self._via is not None:
-            from . import proxy
-
-            sock = proxy.connect(self._via, self.host, self.port, self.timeout, self._context,
+            sock = net.connect_via_proxy(self._via, self.host, self.port, self.timeout, self._context,
                                  self._tls_server_name)
         else:
-            sock = connect_tcp(self.host, self.port, self.timeout)
+            sock = net.connect_tcp(self.host, self.port, self.timeout)
         try:
             if sock.family in (socket.AF_INET, socket.AF_INET6):  # not the pipe inside an https proxy's TLS
                 sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             self.sock = self._context.wrap_socket(sock, server_hostname=self._server_name)
             if self._context.verify_mode != ssl.CERT_NONE:
-                _require_san(self.sock, self._server_name)
+                net.require_san(self.sock, self._server_name)
         except BaseException:
             (self.sock or sock).close()
             self.sock = None
@@ -329,13 +308,28 @@ class _Connection(http.client.HTTPSConnection):
     handshakes = 0
 
 
-def _choose_proxy(cluster, server, environ):
-    """The proxy for ``server`` (see :mod:`kubectl_aicr.proxy`, imported only when a proxy may apply), or None."""
-    if not (cluster.proxy_url or environ.get("HTTPS_PROXY") or environ.get("https_proxy")):
+def _choose_proxy(config, server, environ):
+    """The proxy for ``server`` (see :mod:`kubectl_aicr.kube.proxy_rules`, imported only when a proxy may apply), or None."""
+    if not (config.proxy_url or environ.get("HTTPS_PROXY") or environ.get("https_proxy")):
         return None
-    from . import proxy
+    from . import proxy_rules
 
-    return proxy.choose(cluster, server.host, server.port, environ)
+    return proxy_rules.choose(config.proxy_url, config.cluster_name, server.host, server.port, environ)
+
+
+def impersonation_headers(impersonate):
+    """The ``Impersonate-*`` headers (client-go ``transport/round_trippers.go`` ``NewImpersonatingRoundTripper``)."""
+    if not impersonate.user:
+        return ()
+    headers = [("Impersonate-User", impersonate.user)]
+    if impersonate.uid:
+        headers.append(("Impersonate-Uid", impersonate.uid))
+    for group in impersonate.groups:
+        headers.append(("Impersonate-Group", group))
+    for key, values in impersonate.extra:
+        for value in values:
+            headers.append(("Impersonate-Extra-" + auth.header_key_escape(key), value))
+    return tuple(headers)
 
 
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
@@ -356,7 +350,7 @@ def _send_request(connection, method, url, payload, headers):
 class Client:
     """Requests to one API server over one reused connection, inside one :class:`Deadline`.
 
-    ``credentials`` is an :class:`auth.Authenticator` (or fixed :class:`auth.Credentials`);
+    ``config`` is a :class:`RESTConfig`; ``credentials`` an :class:`auth.Authenticator`;
     ``secrets`` an :class:`auth.SecretFiles` for client certificate data; ``environ``
     the environment for proxy settings (default ``os.environ``).
 
@@ -366,17 +360,16 @@ class Client:
     (credentials could not be obtained).
     """
 
-    def __init__(self, cluster, credentials, deadline=None, secrets=None, environ=None):
-        self.server = ServerURL(cluster.server)
-        self.cluster = cluster
-        self.authenticator = credentials if isinstance(credentials, auth.Authenticator) else _Fixed(credentials)
+    def __init__(self, config, credentials, deadline=None, secrets=None, environ=None):
+        self.server = ServerURL(config.host)
+        self.config = config
+        self.authenticator = credentials
         self.deadline = deadline or Deadline()
         self.secrets = secrets
-        self.proxy = _choose_proxy(cluster, self.server, os.environ if environ is None else environ)
+        self.proxy = _choose_proxy(config, self.server, os.environ if environ is None else environ)
+        self._impersonation = impersonation_headers(config.impersonate)
         self.context = None
         self._context_for = object()
-        if isinstance(credentials, auth.Credentials):
-            self._tls_for(credentials)
         self.requests = 0
         self._connection = None
         self._server_date = None
@@ -391,7 +384,7 @@ class Client:
             return date + datetime.timedelta(seconds=time.monotonic() - received)
         except OverflowError:  # a Date at the very end of year 9999
             raise TransportError("the API server %s says it is %s (its Date header), the end of the calendar; "
-                                 "check its clock" % (self.server, date.strftime("%Y-%m-%dT%H:%M:%SZ"))) from None
+                                 "check its clock" % (self.server, helpers.format_utc(date))) from None
 
     def _note_server_time(self, header):
         try:
@@ -433,6 +426,7 @@ class Client:
         if payload is not None:
             headers.append(("Content-Type", content_type or "application/json"))
         headers.extend(credentials.headers)
+        headers.extend(self._impersonation)
         self._tls_for(credentials)
         self.requests += 1
         return self._exchange(method, url, payload, headers)
@@ -441,7 +435,7 @@ class Client:
         """Make the TLS context present ``credentials``' client certificate (a new connection if it changed)."""
         wanted = credentials.certificate()
         if self.context is None or wanted != self._context_for:
-            self.context = tls_context(self.cluster, credentials, self.secrets)
+            self.context = tls_context(self.config, credentials, self.secrets)
             self._context_for = wanted
             self.close()
 
@@ -451,26 +445,22 @@ class Client:
         remaining = self.deadline.remaining()
         if self._connection is None:
             self._connection = _Connection(self.server.host, self.server.port, self.context,
-                                           self.cluster.tls_server_name or self.server.host, remaining, self.proxy,
-                                           self.cluster.tls_server_name)
+                                           self.config.server_name or self.server.host, remaining, self.proxy,
+                                           self.config.server_name)
         connection = self._connection
         connection.timeout = remaining
         if connection.sock is not None:
             connection.sock.settimeout(remaining)
-        watchdog = threading.Timer(remaining, _abort, (connection,))
-        watchdog.daemon = True
-        watchdog.start()
-        try:
-            _send_request(connection, method, url, payload, headers)
-            response = connection.getresponse()
-            self._note_server_time(response.getheader("Date"))
-            data = self._read_body(response)
-            return response.status, response.reason, response.getheader("Content-Type", ""), data
-        except (OSError, http.client.HTTPException) as exc:
-            self.close()
-            raise self._transport_error(exc) from None
-        finally:
-            watchdog.cancel()
+        with net.watchdog(remaining, lambda: net.shut(connection.sock)):  # a request outliving the deadline
+            try:
+                _send_request(connection, method, url, payload, headers)
+                response = connection.getresponse()
+                self._note_server_time(response.getheader("Date"))
+                data = self._read_body(response)
+                return response.status, response.reason, response.getheader("Content-Type", ""), data
+            except (OSError, http.client.HTTPException) as exc:
+                self.close()
+                raise self._transport_error(exc) from None
 
     def _read_body(self, response):
         length = response.getheader("Content-Length")
@@ -524,16 +514,24 @@ class Client:
     # -- decoding the answer ------------------------------------------------------------------
 
     def _decode(self, method, path, status, reason, response_type, data):
-        if 300 <= status < 400:
-            raise TransportError("server %s answered %s %s with a redirect (HTTP %d); redirects are not followed"
-                                 % (self.server, method, path, status))
-        document = _json_object(data)
-        if 200 <= status < 300:
-            if document is None:
-                raise TransportError("server %s answered %s %s with something other than a JSON object"
-                                     % (self.server, method, path))
-            return document
-        raise _api_error(self.server, method, path, status, reason, document)
+        return decode(self.server, method, path, status, reason, data)
+
+
+def decode(server, method, path, status, reason, data):
+    """The JSON object of a 2xx answer (``data``: its body bytes); else raise. A redirect is a
+    TransportError (never followed), a 2xx without a JSON object too; any other status an
+    :class:`~kubectl_aicr.errors.ApiError` carrying the Kubernetes ``Status`` message (k8s.io/apimachinery
+    ``pkg/api/errors``), or one line naming the HTTP status when the body is not a Status."""
+    if 300 <= status < 400:
+        raise TransportError("server %s answered %s %s with a redirect (HTTP %d); redirects are not followed"
+                             % (server, method, path, status))
+    document = _json_object(data)
+    if 200 <= status < 300:
+        if document is None:
+            raise TransportError("server %s answered %s %s with something other than a JSON object"
+                                 % (server, method, path))
+        return document
+    raise _api_error(server, method, path, status, reason, document)
 
 
 def _name_hint(exc):
@@ -542,29 +540,6 @@ def _name_hint(exc):
         return (" (the name must be one of the certificate's subject alternative names, never only its CN, "
                 "as in kubectl; tls-server-name sets the name to check)")
     return ""
-
-
-class _Fixed:
-    """Fixed credentials in an Authenticator's shape."""
-
-    def __init__(self, credentials):
-        self.credentials = credentials
-
-    def current(self):
-        return self.credentials
-
-    def renew(self, used):
-        return None
-
-
-def _abort(connection):
-    """Watchdog: end a request that has outlived the deadline by shutting its socket down."""
-    sock = connection.sock
-    if sock is not None:
-        try:
-            sock.shutdown(socket.SHUT_RDWR)
-        except OSError:
-            pass
 
 
 def _json_object(data):

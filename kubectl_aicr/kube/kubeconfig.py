@@ -9,10 +9,10 @@ and ``client_config.go``; the in-cluster rules are ``rest/config.go`` ``InCluste
   error naming it.
 - else ``~/.kube/config`` (missing: an empty configuration).
 - An empty or comment-only file is an empty configuration. Files in the plain block style
-  kubectl writes are read by :mod:`kubectl_aicr.blockyaml` (fast), anything else by the
+  kubectl writes are read by :mod:`kubectl_aicr.kube.yaml.block` (fast), anything else by the
   full YAML reader; both give the same values, resolved as kubectl's go-yaml v2 resolves
   them (YAML 1.1: ``yes``/``no``/``on``/``off``/``y``/``n`` are booleans, ``!!binary`` gives
-  its decoded bytes as text, merge keys apply; see :class:`kubectl_aicr.yamlreader._Parser`).
+  its decoded bytes as text, merge keys apply; see :class:`kubectl_aicr.kube.yaml.reader._Parser`).
 - Merging: for clusters, users (AuthInfos) and contexts, the first file that defines a
   name wins with its whole entry; ``current-context`` comes from the first file that
   sets it to a non-empty value.
@@ -41,8 +41,9 @@ import stat
 from collections.abc import Mapping
 from typing import Dict, List, NamedTuple, Optional, Tuple
 
-from . import blockyaml, validation
-from .errors import ConfigError, YAMLError
+from . import validation
+from .yaml import block
+from ..errors import ConfigError, YAMLError
 
 MAX_KUBECONFIG_BYTES = 64 * 1024 * 1024
 SERVICE_ACCOUNT_DIR = "/var/run/secrets/kubernetes.io/serviceaccount"
@@ -208,15 +209,15 @@ def load(explicit=None, environ=None):
 
 def read_document(text, path):
     """The YAML (or JSON) document of a kubeconfig file: the fast reader for the plain block style that
-    kubectl and its generators write (see :mod:`kubectl_aicr.blockyaml`), else the full YAML reader."""
+    kubectl and its generators write (see :mod:`kubectl_aicr.kube.yaml.block`), else the full YAML reader."""
     if not text.strip():
         return None
-    document = blockyaml.load(text, blockyaml.GO_YAML)
+    document = block.load(text, block.GO_YAML)
     if document is None:
-        from . import yamlreader  # the full reader is compiled and loaded only when needed
+        from .yaml import reader  # the full reader is compiled and loaded only when needed
 
         try:
-            document = yamlreader.load(text, filename=path, schema=yamlreader.GO_YAML)
+            document = reader.load(text, filename=path, schema=reader.GO_YAML)
         except YAMLError as exc:
             # The position, never the text: a refused tag, alias or escape may sit in a token or password.
             problem = re.sub(r"'[^']*'|\"[^\"]*\"|\\\S*", "(...)", exc.problem)
@@ -585,7 +586,7 @@ def select(config, context_name=None, environ=None, service_account_dir=None):
     to ``http://localhost:8080`` or prompt for a password, this raises ConfigError naming
     what is missing: no kubeconfig, no current context, an unknown context, a context's
     undefined cluster or user. The chosen entries are then checked as clientcmd's
-    ``validation.go`` checks them (see :mod:`kubectl_aicr.validation`).
+    ``validation.go`` checks them (see :mod:`kubectl_aicr.kube.validation`).
     """
     name = context_name or config.current_context
     if not name:

@@ -12,7 +12,7 @@ fresh folder and returns a :class:`Case` saying how to run it and what must happ
 - ``ANONYMOUS``: a context without a user: kubectl prompts for a user name, the plugin
   sends no credentials (the issue asks for it; a plugin never prompts).
 
-The cases ported from client-go's own clientcmd tests are in :mod:`tests.clientcmd_cases`.
+The cases ported from client-go's own clientcmd tests are in :mod:`tests.support.clientcmd_cases`.
 
 Generator styles copied: kind, kubeadm admin.conf, k3s, minikube (file paths and
 extensions), ``aws eks update-kubeconfig`` (exec v1beta1 and the old v1alpha1), GKE
@@ -149,7 +149,7 @@ def send_chain(server):
 @pytest.fixture(scope="session")
 def corpus_servers():
     """The :class:`Servers`, once per test process (import this fixture into a test module to use it)."""
-    servers = Servers(os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixtures"))
+    servers = Servers(os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "fixtures"))
     yield servers
     servers.stop()
 

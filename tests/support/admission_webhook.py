@@ -3,12 +3,12 @@
 kube-apiserver v1.20 has no ValidatingAdmissionPolicy and no CEL rules, so the rules of
 operator-api.md "What the API server enforces" (1-4) are served to it by this HTTPS
 webhook (``admissionregistration.k8s.io/v1``). The rules themselves are not written
-here: every review is judged by :func:`tests.apiserver.check_rollout_update`, the one
+here: every review is judged by :func:`tests.support.apiserver.check_rollout_update`, the one
 implementation the test API server uses too, so the two servers cannot drift apart. One
 user is not judged, :data:`EXEMPT_USER` (see there).
 
 Registration (:func:`webhook_configuration`): one webhook per policy of
-:data:`tests.apiserver.POLICIES`, named ``<policy>.operator.aicr.run`` (for example
+:data:`tests.support.apiserver.POLICIES`, named ``<policy>.operator.aicr.run`` (for example
 ``aicr-rollout-revocation.operator.aicr.run``), on UPDATE of ``runtimerollouts`` (not
 the ``status`` subresource, which the operator writes), ``sideEffects: None`` so that
 ``dryRun=All`` requests reach it too, ``failurePolicy: Fail``. A webhook denies only when
@@ -43,7 +43,7 @@ except ImportError:  # tests/ itself on sys.path
 
 WEBHOOK_SUFFIX = ".operator.aicr.run"
 #: The one identity the rules do not judge: the real tier's stand-in for a cluster administrator who
-#: changes what the rules forbid everyone else (tests/interpositions.py, a new target digest in place), so
+#: changes what the rules forbid everyone else (tests/support/interpositions.py, a new target digest in place), so
 #: the plugin's own pins can be tested on the real server. No test acts as this user otherwise.
 EXEMPT_USER = "aicr-rules-exempt-admin"
 CONFIGURATION_NAME = "aicr-operator-rules"
@@ -54,7 +54,7 @@ TIMEOUT_SECONDS = 10
 Review = collections.namedtuple("Review", "policy name user dry_run allowed message")
 
 
-#: The policy keys, one webhook each (tests/apiserver.py POLICIES).
+#: The policy keys, one webhook each (tests/support/apiserver/ POLICIES).
 POLICIES_JUDGED = tuple(apiserver.POLICIES)
 
 

@@ -5,7 +5,7 @@ Behaviour follows client-go (``tools/clientcmd/client_config.go``
 ``HTTPWrappersForConfig`` and the impersonating round tripper, ``transport/token_source.go``
 ``cachingTokenSource``/``NewCachedFileTokenSource``, the oidc auth-provider
 ``plugin/pkg/client/auth/oidc/oidc.go``, and the exec authenticator, see
-:mod:`kubectl_aicr.exec_plugin`):
+:mod:`kubectl_aicr.kube.exec_credential`):
 
 - ``tokenFile`` (read, whitespace trimmed) wins over ``token`` when it can be read;
   either is sent as ``Authorization: Bearer <token>``.
@@ -32,12 +32,11 @@ import contextlib
 import itertools
 import json
 import os
-import signal
-import threading
 import time
 from typing import NamedTuple, Optional, Tuple
 
-from .errors import AicrError, AuthError
+from .. import helpers
+from ..errors import AicrError, AuthError
 from .kubeconfig import read_file_text
 
 OIDC_EXPIRY_MARGIN = 10.0  # seconds; oidc.go expiryDelta
@@ -65,10 +64,6 @@ class Credentials(NamedTuple):
         if not (self.cert_file or self.cert_data):
             return None
         return (self.cert_file, self.key_file, self.cert_data, self.key_data)
-
-
-class Terminated(AicrError):
-    """The command received SIGTERM or SIGHUP while it held credential files (exit status 128 + signal)."""
 
 
 class SecretFiles:
@@ -109,21 +104,11 @@ class SecretFiles:
             self.folder = None
         self._restore_signals()
 
-    def _on_signal(self, signum, frame):
-        terminated = Terminated("terminated by %s" % signal.Signals(signum).name)
-        terminated.exit_code = 128 + signum
-        raise terminated
-
     def _trap_signals(self):
-        if threading.current_thread() is not threading.main_thread():
-            return
-        for signum in (signal.SIGTERM, getattr(signal, "SIGHUP", None)):
-            if signum is not None:
-                self._handlers[signum] = signal.signal(signum, self._on_signal)
+        self._handlers = helpers.end_on_termination()
 
     def _restore_signals(self):
-        for signum, handler in self._handlers.items():
-            signal.signal(signum, handler)
+        helpers.restore_signals(self._handlers)
         self._handlers = {}
 
     def __enter__(self):
@@ -187,20 +172,6 @@ def header_key_escape(key):
     return "".join(chr(b) if b in _HEADER_KEY_BYTES else "%%%02X" % b for b in key.encode("utf-8"))
 
 
-def _impersonation(user):
-    if not user.impersonate:
-        return []
-    headers = [("Impersonate-User", user.impersonate)]
-    if user.impersonate_uid:
-        headers.append(("Impersonate-Uid", user.impersonate_uid))
-    for group in user.impersonate_groups:
-        headers.append(("Impersonate-Group", group))
-    for key, values in user.impersonate_extra:
-        for value in values:
-            headers.append(("Impersonate-Extra-" + header_key_escape(key), value))
-    return headers
-
-
 def _read_pem(path, user, what):
     try:
         with open(path, "rb") as handle:
@@ -244,8 +215,8 @@ def _oidc_token(user):
     if time.time() + OIDC_EXPIRY_MARGIN >= expiry:
         if not config.get("refresh-token"):
             raise AuthError("No valid id-token, and cannot refresh without refresh-token (user %s: its "
-                            "id-token expired at %s; log in again)" % (user.name, _utc(expiry)))
-        raise _oidc_refresh_needed(user, "expired at %s" % _utc(expiry))
+                            "id-token expired at %s; log in again)" % (user.name, helpers.format_utc(expiry)))
+        raise _oidc_refresh_needed(user, "expired at %s" % helpers.format_utc(expiry))
     return token
 
 
@@ -253,10 +224,6 @@ def _oidc_refresh_needed(user, what):
     return AuthError("the oidc id-token of user %s %s; kubectl-aicr never writes your kubeconfig, so it does not "
                      "refresh it: run any kubectl command once (e.g. kubectl get --raw /version), which refreshes "
                      "and saves it, or log in again with your OIDC tool, then retry" % (user.name, what))
-
-
-def _utc(epoch):
-    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(epoch))
 
 
 def _jwt_expiry(token):
@@ -284,7 +251,8 @@ def check_header_value(value, what):
 
 
 def static_credentials(user):
-    """The :class:`Credentials` of a user's static settings (no exec plugin), impersonation included."""
+    """The :class:`Credentials` of a user's static settings (no exec plugin); impersonation is the
+    :class:`~kubectl_aicr.kube.rest.RESTConfig`'s."""
     if user is None:
         return Credentials()
     headers, described = [], []
@@ -302,8 +270,6 @@ def static_credentials(user):
     cert_file, key_file, cert_data, key_data = _client_certificate(user)
     if cert_file or cert_data:
         described.append("client certificate")
-    for name, value in _impersonation(user):
-        headers.append((name, check_header_value(value, "the %s of user %s" % (name, user.name))))
     return Credentials(tuple(headers), cert_file, key_file, " and ".join(described) or "no credentials",
                        cert_data, key_data)
 
@@ -357,10 +323,10 @@ class Authenticator:
         static = static_credentials(self.user)
         if not _uses_exec(self.user):
             return static
-        from . import exec_plugin  # imported only for users with an exec plugin
+        from . import exec_credential  # imported only for users with an exec plugin
 
         self.runs += 1
-        result = exec_plugin.run(self.user.exec, self.cluster, self.deadline, self.environ, self.stdin)
+        result = exec_credential.run(self.user.exec, self.cluster, self.deadline, self.environ, self.stdin)
         headers = [("Authorization", "Bearer " + check_header_value(
             result.token, "the token from the exec plugin of user %s" % self.user.name))] if result.token else []
         if result.cert_pem:
@@ -370,12 +336,3 @@ class Authenticator:
         return Credentials(tuple(headers) + static.headers, None, None, described, result.cert_pem or None,
                            result.key_pem or None, result.expires)
 
-
-def credentials(user, secrets=None, cluster=None, deadline=None):
-    """The :class:`Credentials` for ``user`` (a kubeconfig.User or None: anonymous) for a first request.
-
-    ``secrets`` is accepted for compatibility (data is written only when a TLS context
-    loads it, see :func:`client_certificate_files`). Raises AuthError for credentials
-    that cannot be used.
-    """
-    return Authenticator(user, cluster, deadline).current()

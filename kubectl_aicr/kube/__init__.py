@@ -1,0 +1,1 @@
+"""The Kubernetes client side, nothing AICR-specific: kubeconfig -> clientcmd -> auth -> rest (see docs/architecture.md)."""

@@ -1,0 +1,75 @@
+"""The test API server: constants of the served API and its resources (group, version, kinds, patch types)."""
+
+import dataclasses
+
+
+GROUP = "operator.aicr.run"
+VERSION = "v1alpha1"
+APPROVERS = "aicr-approvers"
+READERS = "aicr-readers"
+MASTERS = "system:masters"
+AUTHENTICATED = "system:authenticated"
+UNAUTHENTICATED = "system:unauthenticated"
+ANONYMOUS = "system:anonymous"
+OUTCOME_LABEL = "operator.aicr.run/outcome"
+FIXTURE_ANNOTATION = "test.aicr.run/fixture"
+HUMAN_FIELDS = ("approval", "revocation", "acknowledgements")
+ADMIN_USER = "admin"
+
+# kube-apiserver's default --max-request-body-bytes (3 MiB), options/server_run_options.go.
+MAX_BODY = 3 * 1024 * 1024
+
+JSON_PATCH = "application/json-patch+json"
+MERGE_PATCH = "application/merge-patch+json"
+STRATEGIC_PATCH = "application/strategic-merge-patch+json"
+APPLY_PATCH = "application/apply-patch+yaml"
+# What customresource_handler.go passes to PatchResource for a CR (ServerSideApply is GA).
+CR_PATCH_TYPES = (JSON_PATCH, MERGE_PATCH, APPLY_PATCH)
+# What this server implements; it answers apply-patch like a server without ServerSideApply.
+SERVED_PATCH_TYPES = (JSON_PATCH, MERGE_PATCH)
+
+# The body types a built-in create accepts (the API group's serializers).
+CREATE_TYPES = ("application/json", "application/yaml", "application/vnd.kubernetes.protobuf")
+
+FAULTS = ("hang", "trickle", "reset", "close-mid-body", "html-500", "redirect", "huge")
+
+
+@dataclasses.dataclass(frozen=True)
+class Resource:
+    """One served resource: plural, kind, API group and version, scope, short names."""
+
+    plural: str
+    kind: str
+    group: str
+    version: str
+    namespaced: bool
+    singular: str
+    short_names: tuple = ()
+    typed: bool = False  # a built-in type (list items carry no kind/apiVersion)
+
+    @property
+    def api_version(self):
+        return "%s/%s" % (self.group, self.version) if self.group else self.version
+
+    @property
+    def group_resource(self):
+        """``schema.GroupResource.String()``: ``plural.group``, or ``plural`` for the core group."""
+        return "%s.%s" % (self.plural, self.group) if self.group else self.plural
+
+
+RESOURCES = {
+    "runtimerollouts": Resource("runtimerollouts", "RuntimeRollout", GROUP, VERSION, False,
+                                "runtimerollout", ("aicrro",)),
+    "clusterruntimes": Resource("clusterruntimes", "ClusterRuntime", GROUP, VERSION, False,
+                                "clusterruntime", ("aicrrt",)),
+    "configmaps": Resource("configmaps", "ConfigMap", "", "v1", True, "configmap", ("cm",), True),
+}
+SERVED_GROUP_VERSIONS = {("", "v1"), (GROUP, VERSION), ("authentication.k8s.io", "v1")}
+
+
+def resource_for(kind):
+    """Return the :class:`Resource` for a kind or plural (``"RuntimeRollout"``, ``"configmaps"``)."""
+    for r in RESOURCES.values():
+        if kind.lower() in (r.plural, r.kind.lower(), r.singular) or kind in r.short_names:
+            return r
+    raise KeyError("unknown kind %r" % kind)
