@@ -105,6 +105,11 @@ def test_kubectl_and_the_plugin_agree(name, plugin, api_server, corpus_servers, 
         assert re.search(case.kubectl_error, kubectl.result.stdout + kubectl.result.stderr), kubectl.result.stderr
         assert ours.sent_nothing(), ours.requests
         assert_one_line_error(ours, case.plugin_error)
+    elif case.expect == corpus.PLUGIN_REFUSES:
+        assert kubectl.result.returncode == 0, kubectl.result.stderr
+        assert [r.user for r in kubectl.requests[case.server]][:1] == [case.kubectl_user]
+        assert ours.sent_nothing(), ours.requests
+        assert_one_line_error(ours, case.plugin_error)
     else:
         assert case.expect == corpus.ANONYMOUS
         assert re.search(case.kubectl_error, kubectl.result.stdout) and kubectl.sent_nothing()

@@ -16,18 +16,25 @@ with the cluster information of ``rest/exec.go`` ``ConfigToExecCluster``:
   field by field, and never quoted in a message (it holds the credential). It is an
   ExecCredential in JSON (when it starts with ``{``) or else YAML, its first document
   read as go-yaml v2 reads it (``token: yes`` is a boolean, so refused), as client-go's
-  universal deserializer decodes it.
-- The run is bound by the command's deadline; a plugin still running then is killed.
+  universal deserializer decodes it. Unlike kubectl, which keeps the last value, an object
+  that repeats a key (in JSON as in YAML) is refused, naming the key's path, never a value.
+- The run is bound by the command's deadline. As client-go waits (``cmd.Run`` copies stdout
+  to a buffer until end of file), the plugin is done when it has exited and every process
+  holding its stdout has closed it: a background process it started that keeps stdout open
+  keeps the run going, as in kubectl, but at the deadline the plugin and its process group
+  are killed and the error comes then.
 """
 
 import base64
 import json
 import os
 import re
+import selectors
 import shutil
+import signal
 import subprocess
 import sys
-import threading
+import time
 import unicodedata
 from typing import NamedTuple, Optional
 
@@ -162,54 +169,82 @@ def run(spec, cluster, deadline, environ=None, stdin=None):
 
 
 def _execute(argv, env, interactive, spec, deadline):
+    """The plugin's stdout once it has closed it and exited, all within ``deadline``.
+
+    A non-interactive plugin runs in its own session, so at the deadline (or when it writes too
+    much, or this command is interrupted) the whole process group is killed: the plugin and
+    whatever it started. An interactive plugin stays in this session so that it keeps the
+    terminal it prompts on; at the deadline only it is killed. As client-go does (``cmd.Run``
+    with a buffer: Go waits for the copy to reach end of file), a plugin is done when its
+    stdout is closed by every process holding it and it has exited; a process it left holding
+    stdout keeps it running, but never past the deadline. stdout is read from its raw file
+    descriptor with a selector, so nothing here ever blocks beyond the deadline.
+    """
     try:
-        process = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=None,
-                                   stdin=None if interactive else subprocess.DEVNULL)
+        process = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=None, bufsize=0,
+                                   stdin=None if interactive else subprocess.DEVNULL,
+                                   start_new_session=not interactive)
     except OSError as exc:
         reason = exc.strerror or str(exc)
         raise AuthError("getting credentials: exec: fork/exec %s: %s"
                         % (spec.command, reason[:1].lower() + reason[1:])) from None
-    chunks, reader = _start_reader(process)
+    done = False
     try:
-        process.wait(timeout=deadline.remaining())
-        reader.join(timeout=max(deadline.remaining(), 0.1))
-    except subprocess.TimeoutExpired:
-        raise TransportError("getting credentials: exec plugin %s did not finish within the %d-second deadline"
-                             % (spec.command, deadline.seconds)) from None
+        output = _read_stdout(process, spec, deadline)
+        try:
+            process.wait(timeout=max(deadline.at - time.monotonic(), 0))
+        except subprocess.TimeoutExpired:
+            raise _past_deadline(spec, deadline, process) from None
+        done = True
     finally:
-        if process.poll() is None:
-            process.kill()
-            process.wait()
-        process.stdout.close()
-    if chunks and chunks[-1] is None:
-        raise AuthError("getting credentials: exec plugin %s wrote more than %d bytes" % (spec.command,
-                                                                                      MAX_OUTPUT_BYTES))
+        if not done:
+            _kill(process, group=not interactive)
+        process.stdout.close()  # a raw FileIO (bufsize=0): closes the descriptor, waits on nothing
     if process.returncode != 0:
         code = process.returncode if process.returncode > 0 else -1
         raise AuthError("getting credentials: exec: executable %s failed with exit code %d" % (spec.command, code))
-    return b"".join(chunks)
+    return output
 
 
-def _start_reader(process):
-    """Read the plugin's stdout in a thread, up to MAX_OUTPUT_BYTES (past that: kill it, mark None)."""
-    chunks = []
-
-    def read():
-        total = 0
+def _read_stdout(process, spec, deadline):
+    """Bytes from the plugin's stdout up to end of file; TransportError at the deadline, AuthError past
+    MAX_OUTPUT_BYTES."""
+    chunks, total = [], 0
+    descriptor = process.stdout.fileno()
+    with selectors.DefaultSelector() as selector:
+        selector.register(descriptor, selectors.EVENT_READ)
         while True:
-            chunk = process.stdout.read(65536)
+            left = deadline.at - time.monotonic()
+            if left <= 0 or not selector.select(left):
+                raise _past_deadline(spec, deadline, process)
+            chunk = os.read(descriptor, 65536)
             if not chunk:
-                return
+                return b"".join(chunks)
             total += len(chunk)
             if total > MAX_OUTPUT_BYTES:
-                chunks.append(None)
-                process.kill()
-                return
+                raise AuthError("getting credentials: exec plugin %s wrote more than %d bytes"
+                                % (spec.command, MAX_OUTPUT_BYTES))
             chunks.append(chunk)
 
-    reader = threading.Thread(target=read, name="exec-plugin-stdout", daemon=True)
-    reader.start()
-    return chunks, reader
+
+def _past_deadline(spec, deadline, process):
+    message = "getting credentials: exec plugin %s did not finish within the %d-second deadline" % (
+        spec.command, deadline.seconds)
+    if process.poll() is not None:  # it exited; what it started still holds its stdout
+        message += " (it exited, but a process it started still holds its standard output open)"
+    return TransportError(message)
+
+
+def _kill(process, group):
+    """Kill the plugin (and with ``group``, its process group: what it started) and reap it."""
+    if group:
+        try:
+            os.killpg(process.pid, signal.SIGKILL)  # the group outlives the plugin while a member lives
+        except (ProcessLookupError, PermissionError):
+            pass
+    if process.poll() is None:
+        process.kill()
+    process.wait()
 
 
 def parse_output(output, spec):
@@ -244,9 +279,13 @@ def _decode(output, where):
         raise AuthError("%s: decoding stdout: its output is not UTF-8 text" % where) from None
     if text.lstrip().startswith("{"):
         try:
-            return json.loads(text, parse_constant=_no_constant)
+            document = json.loads(text, parse_constant=_no_constant, object_pairs_hook=_Mapping.of)
         except (ValueError, RecursionError):
             raise AuthError("%s: decoding stdout: its output is not valid JSON" % where) from None
+        repeated = _repeated_key(document)
+        if repeated:  # client-go keeps the last value; a credential chosen that way is ambiguous
+            raise AuthError("%s: decoding stdout: duplicate key %s" % (where, repeated))
+        return document
     from .yaml import reader as yaml_reader  # loaded only for a plugin that answers in YAML
 
     try:
@@ -254,6 +293,43 @@ def _decode(output, where):
     except YAMLError as exc:  # the position only: the problem may quote the credential
         raise AuthError("%s: decoding stdout: its output is not valid YAML (line %d, column %d)"
                         % (where, exc.line, exc.column)) from None
+
+
+class _Mapping(dict):
+    """A JSON object; ``repeated`` is the first key it holds twice (None if none)."""
+
+    repeated = None
+
+    @classmethod
+    def of(cls, pairs):
+        mapping = cls()
+        for key, value in pairs:
+            if key in mapping and mapping.repeated is None:
+                mapping.repeated = key
+            mapping[key] = value
+        return mapping
+
+
+def _repeated_key(value, path=""):
+    """The dotted path (keys only, escaped, never a value) of the first repeated key in ``value``, or None."""
+    if isinstance(value, list):
+        for index, item in enumerate(value):
+            found = _repeated_key(item, "%s[%d]" % (path, index))
+            if found:
+                return found
+    elif isinstance(value, _Mapping):
+        if value.repeated is not None:
+            return _path(path, value.repeated)
+        for key, item in value.items():
+            found = _repeated_key(item, _path(path, key))
+            if found:
+                return found
+    return None
+
+
+def _path(path, key):
+    shown = key if re.match(r"[A-Za-z0-9_-]{1,64}\Z", key) else json.dumps(key[:64])
+    return shown if not path else path + "." + shown
 
 
 def _no_constant(name):

@@ -10,7 +10,9 @@ fresh folder and returns a :class:`Case` saying how to run it and what must happ
 - ``FALLBACK``: kubectl falls back (``localhost:8080``, plain HTTP, a password prompt)
   where the plugin stops with a clear one-line error and sends nothing;
 - ``ANONYMOUS``: a context without a user: kubectl prompts for a user name, the plugin
-  sends no credentials (the issue asks for it; a plugin never prompts).
+  sends no credentials (the issue asks for it; a plugin never prompts);
+- ``PLUGIN_REFUSES``: a deliberate difference (README): kubectl reaches the server as
+  ``kubectl_user``, the plugin sends nothing and says why in one line.
 
 The cases ported from client-go's own clientcmd tests are in :mod:`tests.support.clientcmd_cases`.
 
@@ -43,6 +45,7 @@ except ImportError:  # tests/ on sys.path
     from proxy import TunnelProxy
 
 SAME, BOTH_REFUSE, FALLBACK, ANONYMOUS = "same", "both-refuse", "fallback", "anonymous"
+PLUGIN_REFUSES = "plugin-refuses"
 ROLE = "install"  # the fixture rollout both clients ask for
 PREFIX = "/k8s/clusters/c-m-4xq7w"
 NAMED_HOST = "api.example.invalid"
@@ -66,6 +69,7 @@ class Case(NamedTuple):
     proxy: Optional[str] = None          # "http", "https" or "socks5": compare that proxy's records too
     path_first: Optional[str] = None     # a folder put first on PATH (fake credential plugins)
     path_only: bool = False              # PATH is only that folder (and the python3 the plugin runs on)
+    kubectl_user: str = ""               # PLUGIN_REFUSES: the user kubectl is seen as
 
 
 # ---------------------------------------------------------------------------------------------
@@ -750,6 +754,16 @@ def exec_plugin_prints_broken_yaml(ctx):
     return Case("", BOTH_REFUSE, kubeconfig_env=_exec_printing(ctx, output),
                 plugin_error=r"decoding stdout: its output is not valid YAML \(line 5, column 2\)$",
                 kubectl_error=r"yaml: line [0-9]+")
+
+
+@case
+def exec_plugin_prints_json_with_a_repeated_key(ctx):
+    """client-go's JSON decoding keeps the last value (kubectl is seen as bob); the plugin refuses the
+    ambiguous credential, naming the key and not its value."""
+    output = '{"apiVersion": "client.authentication.k8s.io/v1", "kind": "ExecCredential", ' \
+             '"status": {"token": "%s", "token": "%s"}}' % (ctx.token("carol@example.com"), ctx.token("bob@example.com"))
+    return Case("", PLUGIN_REFUSES, kubeconfig_env=_exec_printing(ctx, output),
+                plugin_error=r"exec plugin .*: decoding stdout: duplicate key status\.token$", kubectl_user="bob@example.com")
 
 
 @case
