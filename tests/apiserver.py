@@ -1455,6 +1455,9 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             record.fault = fault
             self._fault(fault, req)
             return
+        if path in api.answers:  # a canned answer (APIServer.answers): a misbehaving server
+            self._send_json(*api.answers[path])
+            return
         code, payload = api._respond(req)
         record.user = req.user.name if req.user else None
         self._send_json(code, payload)
@@ -1667,6 +1670,7 @@ class APIServer:
         self._fault = None
         self._fault_left = None
         self._interpositions = []
+        self.answers = {}  # path -> (HTTP status, JSON payload) sent as is to every method, unauthenticated
         self.fault_hang_seconds = 30.0
         self.fault_delay = 1.0
         self.fault_huge_bytes = 64 * 1024 * 1024

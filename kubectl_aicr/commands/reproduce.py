@@ -146,7 +146,7 @@ def _plan_by_digest(client, namespace, digest):
     """The one plan ConfigMap whose desired-state digest is ``digest``, or starts with it (a prefix)."""
     listed = client.get(objects.configmap_path(namespace), query={"labelSelector": objects.PLAN_SELECTOR})
     matches = []
-    for item in objects.list_items(listed):
+    for item in objects.list_items(listed, "plan ConfigMaps"):
         found = objects.plan(item).digest
         if isinstance(found, str) and objects.DIGEST_RE.match(found) and found.startswith(digest):
             matches.append(item)
