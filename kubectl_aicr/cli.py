@@ -99,7 +99,9 @@ COMMANDS = {
                   "aicr-plan-<16 hex>; without it, the active plan, "
                   "else the candidate. Changes nothing in the cluster."),
     "list": (None, False, "list the rollouts in progress, those that need a person first",
-             "One row per rollout that has not ended (--all: every rollout). Columns: NAME; PHASE; "
+             "One row per rollout that has not ended (--all: every rollout). Columns: NAME; PHASE (an ended "
+             "rollout's outcome follows it: Completed (Succeeded), Completed (Failed), Completed (Expired), "
+             "Completed (Revoked)); "
              "APPROVAL (pending, not required, approved by USER until TIME, expired, revoked by USER, or not "
              "given for an ended rollout); WAITING ON (the release awaiting acknowledgement); DEADLINE (time "
              "left, or since it passed); AGE (since the rollout was created). Rows that need a person, an "
