@@ -190,7 +190,8 @@ def _shell_words(text):
 def wrap_line(line, width, indent="", usage=False):
     """One help line wrapped at word boundaries to ``width`` columns, never splitting a word.
 
-    An example command (``kubectl aicr ...``) continues with `` \\`` so it still pastes into a shell; a
+    An example command (``kubectl aicr ...``) continues with `` \\`` so it still pastes into a shell, and an
+    example's comment (``# ...``) keeps its ``# `` on every line; a
     ``name   text`` line (commands, columns) continues under its text; other lines under their start.
     """
     if len(indent) + len(line) <= width or not line.strip():
@@ -207,10 +208,13 @@ def wrap_line(line, width, indent="", usage=False):
             else:
                 current += ("" if start else " ") + word
         return "\n".join(lines + [current])
+    if body.startswith("# ") and not usage:
+        # an example's comment: every line keeps its "# ", so the example pastes into a shell
+        start = indent + " " * lead + "# "
+        return "\n".join(textwrap.wrap(body[2:], width, initial_indent=start, subsequent_indent=start,
+                                       break_long_words=False, break_on_hyphens=False))
     match = re.match(r"\S+(?: \S+)*?\s{2,}(?=\S)", body)
     hang = lead + len(match.group(0)) if match and lead + len(match.group(0)) <= width // 2 else lead
-    if body.startswith("# "):
-        hang = lead + 2
     if usage and PROG + " " in body:
         hang = lead + body.find(PROG + " ") + len(PROG) + 1
     # "[--expires DURATION]" stays on one line: its inner spaces are not break points
