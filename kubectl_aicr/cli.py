@@ -99,7 +99,9 @@ COMMANDS = {
                   "aicr-plan-<16 hex>; without it, the active plan, "
                   "else the candidate. Changes nothing in the cluster."),
     "list": (None, False, "list the rollouts in progress, those that need a person first",
-             "One row per rollout that has not ended (--all: every rollout). Columns: NAME; PHASE; "
+             "One row per rollout that has not ended (--all: every rollout). Columns: NAME; PHASE (an ended "
+             "rollout's outcome follows it: Completed (Succeeded), Completed (Failed), Completed (Expired), "
+             "Completed (Revoked)); "
              "APPROVAL (pending, not required, approved by USER until TIME, expired, revoked by USER, or not "
              "given for an ended rollout); WAITING ON (the release awaiting acknowledgement); DEADLINE (time "
              "left, or since it passed); AGE (since the rollout was created). Rows that need a person, an "
@@ -128,6 +130,10 @@ class HelpRequested(Exception):
         super().__init__(text)
         self.text = text
 
+
+# The top-level usage lines (``kubectl aicr --help``), as README's Usage section shows them.
+TOP_USAGES = ("COMMAND ROLLOUT [flags]", "list [--all] [flags]", "reproduce [PLAN] [flags]", "help [COMMAND]",
+              "version")
 
 USAGES = {
     "describe": "describe ROLLOUT [flags]",
@@ -188,7 +194,8 @@ def _shell_words(text):
 def wrap_line(line, width, indent="", usage=False):
     """One help line wrapped at word boundaries to ``width`` columns, never splitting a word.
 
-    An example command (``kubectl aicr ...``) continues with `` \\`` so it still pastes into a shell; a
+    An example command (``kubectl aicr ...``) continues with `` \\`` so it still pastes into a shell, and an
+    example's comment (``# ...``) keeps its ``# `` on every line; a
     ``name   text`` line (commands, columns) continues under its text; other lines under their start.
     """
     if len(indent) + len(line) <= width or not line.strip():
@@ -205,10 +212,13 @@ def wrap_line(line, width, indent="", usage=False):
             else:
                 current += ("" if start else " ") + word
         return "\n".join(lines + [current])
+    if body.startswith("# ") and not usage:
+        # an example's comment: every line keeps its "# ", so the example pastes into a shell
+        start = indent + " " * lead + "# "
+        return "\n".join(textwrap.wrap(body[2:], width, initial_indent=start, subsequent_indent=start,
+                                       break_long_words=False, break_on_hyphens=False))
     match = re.match(r"\S+(?: \S+)*?\s{2,}(?=\S)", body)
     hang = lead + len(match.group(0)) if match and lead + len(match.group(0)) <= width // 2 else lead
-    if body.startswith("# "):
-        hang = lead + 2
     if usage and PROG + " " in body:
         hang = lead + body.find(PROG + " ") + len(PROG) + 1
     # "[--expires DURATION]" stays on one line: its inner spaces are not break points
@@ -321,8 +331,7 @@ def build_parser(only=None):
     parsing one command's line needs no other, and each subparser costs start-up time)."""
     parser = _Parser(
         prog=PROG, allow_abbrev=False,
-        usage="%(prog)s COMMAND ROLLOUT [flags]\n       %(prog)s reproduce [PLAN] [flags]\n"
-              "       %(prog)s help [COMMAND]",
+        usage="\n       ".join("%(prog)s " + line for line in TOP_USAGES),
         description=(
             "Inspect, approve, revoke and acknowledge the rollouts of NVIDIA AI Cluster Runtime (AICR), and "
             "check a plan's bundle against the AICR CLI. Talks to the Kubernetes API server only. Each "
@@ -442,7 +451,10 @@ def parse(argv):
         raise UsageError("'--' is not supported: names never start with '-'")
     joined = _switches(_join_flag_values(argv))
     _check_flag_names(joined)
-    ns = parser.parse_args(joined)
+    _check_flag_values(joined)
+    ns, extra = parser.parse_known_args(joined)
+    if extra:  # kubectl's words for operands a command does not take (cmdutil.UsageErrorf, kubectl config view)
+        raise UsageError("unexpected arguments: [%s]" % " ".join(extra), hints=[_see(joined)])
     values = vars(ns)
     command = values.get("command")
     if values.get("version"):
@@ -470,6 +482,8 @@ def parse(argv):
         given = values.get(key)
         if key != "reason" and (given == "" or (isinstance(given, list) and "" in given)):
             raise UsageError("%s must not be empty" % flag)
+    if values.get("operator_namespace") is not None:
+        checked_namespace(values["operator_namespace"])
     dry_run, deprecated = _dry_run(values.get("dry_run"))
     allow = values.get("allow_unverified_report")
     invocation = Invocation(
@@ -517,12 +531,25 @@ def _switches(argv):
     return result
 
 
+def _see(argv):
+    """The last line of a usage error, as kubectl's: ``See 'kubectl aicr help describe' for usage.``"""
+    command = next((word for word in argv if not word.startswith("-")), None)
+    command = command if command in COMMANDS and command != "help" else None
+    return "See '%s help%s' for usage." % (PROG, " " + command if command else "")
+
+
+def _check_flag_values(argv):
+    """A flag that takes a value given none (the last word, ``--context``): pflag's ``flag needs an argument:
+    --context`` (spf13/pflag flag.go), then where the usage is. ``argv`` has its values joined."""
+    for word in argv:
+        if takes_value(word):
+            raise UsageError("flag needs an argument: %s" % word, hints=[_see(argv)])
+
+
 def _check_flag_names(argv):
     """An unknown flag is kubectl's three lines: ``error: unknown flag: --contxt``, a suggestion, where the
     usage is. ``argv`` has its values joined (``--flag=value``), so every word starting with '-' is a flag."""
-    command = next((word for word in argv if not word.startswith("-")), None)
-    command = command if command in COMMANDS else None
-    see = "See '%s help%s' for usage." % (PROG, " " + command if command else "")
+    see = _see(argv)
     known = [flag for flag, _, _ in FLAGS] + ["--help", "--version"]
     for word in argv:
         if not word.startswith("-") or word == "-":
@@ -608,8 +635,26 @@ def parse_duration(text):
 
 
 def operator_namespace(invocation):
-    """--operator-namespace, else :data:`DEFAULT_OPERATOR_NAMESPACE` (the one home of that default)."""
-    return invocation.operator_namespace or DEFAULT_OPERATOR_NAMESPACE
+    """--operator-namespace, else :data:`DEFAULT_OPERATOR_NAMESPACE` (the one home of that default).
+    Raises UsageError when it is not a namespace name (:func:`checked_namespace`)."""
+    return checked_namespace(invocation.operator_namespace or DEFAULT_OPERATOR_NAMESPACE)
+
+
+_DNS1123_LABEL = re.compile(r"\A[a-z0-9]([-a-z0-9]*[a-z0-9])?\Z")
+
+
+def checked_namespace(name, flag="--operator-namespace"):
+    """``name`` when it is a Kubernetes namespace name, an RFC 1123 label of at most 63 characters
+    (k8s.io/apimachinery validation.IsDNS1123Label, its messages); else UsageError naming ``flag``, so
+    that nothing is sent (``A B`` or ``../../..`` would change the request's path)."""
+    if len(name) > 63:
+        raise UsageError("invalid value \"%s\" for %s: must be no more than 63 characters" % (_safe(name), flag))
+    if not _DNS1123_LABEL.match(name):
+        raise UsageError("invalid value \"%s\" for %s: a lowercase RFC 1123 label must consist of lower case "
+                         "alphanumeric characters or '-', and must start and end with an alphanumeric character "
+                         "(e.g. 'my-name',  or '123-abc', regex used for validation is "
+                         "'[a-z0-9]([-a-z0-9]*[a-z0-9])?')" % (_safe(name), flag))
+    return name
 
 
 def _safe(text):

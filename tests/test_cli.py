@@ -64,7 +64,7 @@ def test_version_flag():
     (["bogus"], "unknown command 'bogus'"),
     (["descibe", "x"], "did you mean 'describe'?"),
     (["describe", "r", "--kube", "x"], "unknown flag: --kube"),
-    (["describe", "r", "--context"], "--context: expected one argument"),
+    (["describe", "r", "--context"], "flag needs an argument: --context"),
     (["describe", "r", "--dir="], "--dir must not be empty"),
     (["help", "bogus"], "unknown command 'bogus'"),
     (["describe", "r", "--", "x"], "'--' is not supported"),

@@ -3,6 +3,7 @@ word-boundary wrapping on narrow terminals, kubectl's unknown-flag message."""
 
 import re
 import shlex
+import subprocess
 
 import pytest
 
@@ -68,8 +69,28 @@ def test_help_wraps_at_word_boundaries(run, command, columns):
         one_word = one_word or re.fullmatch(r"--[a-z-]+ \[?[A-Z]+\]?", unit)  # a flag and its value, as argparse shows it
         assert len(line) <= columns or one_word, "over %d columns: %r" % (columns, line)
     # the same words in the same order: nothing split mid-word (a lone "\" is an example's continuation)
-    words = lambda text: [w for w in text.split() if w != "\\"]  # noqa: E731
+    # (nor a "#", which starts each line of an example's wrapped comment)
+    words = lambda text: [w for w in text.split() if w not in ("\\", "#")]  # noqa: E731
     assert words(narrow) == words(wide)
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+@pytest.mark.parametrize("columns", [30, 40, 80, 200])
+def test_every_example_line_pastes_into_a_shell(run, tmp_path, command, columns):
+    """Each line of Examples is a comment starting with "#" or a command (or its `` \\`` continuation), as
+    kubectl's examples are: the whole section pasted into bash runs exactly the examples' commands."""
+    section = help_text(run, command, columns=columns).split("\nExamples:\n", 1)[1]
+    continued = False
+    for line in section.splitlines():
+        stripped = line.strip()
+        if stripped:
+            assert continued or stripped.startswith(("# ", "kubectl aicr ")), "%d columns: %r" % (columns, line)
+        continued = stripped.endswith("\\")
+    script = "kubectl() { printf '%s\\0' \"$@\"; printf '\\n'; }\n" + section
+    pasted = subprocess.run(["bash", "-c", script], capture_output=True, text=True, timeout=30)
+    assert pasted.returncode == 0 and pasted.stderr == "", pasted.stderr
+    ran = [line.rstrip("\0").split("\0") for line in pasted.stdout.splitlines()]
+    assert ran == [shlex.split(line)[1:] for _, line in cli.EXAMPLES[command]]
 
 
 @pytest.mark.parametrize("command", ["describe", "approve", "revoke", "acknowledge", "reproduce", "list"])

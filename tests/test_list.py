@@ -104,7 +104,7 @@ def test_all_adds_the_ended_rollouts_last(run, api_server, kubeconfig_for):
     assert rows[api_server.fixture_name("revoked")]["APPROVAL"] == "revoked by bob@example.com"
     assert rows[api_server.fixture_name("failed")]["APPROVAL"] == "not required"
     assert rows[api_server.fixture_name("expired")]["APPROVAL"] == "expired"
-    assert rows[api_server.fixture_name("failed")]["PHASE"] == "Completed"
+    assert rows[api_server.fixture_name("failed")]["PHASE"] == "Completed (Failed)"
     assert rows[api_server.fixture_name("failed")]["DEADLINE"] == "24h ago"
 
 

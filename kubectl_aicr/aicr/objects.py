@@ -16,6 +16,7 @@ import re
 from typing import NamedTuple, Optional
 
 from .. import helpers
+from ..errors import AicrError
 
 GROUP = "operator.aicr.run"
 VERSION = "v1alpha1"
@@ -641,10 +642,27 @@ def plan(obj):
                 aicr_image=_data(obj, "aicrImage"), bundle=_data(obj, "bundle"))
 
 
-def list_items(listed):
-    """The ``items`` of a List answer that are objects (dicts); anything else is skipped."""
+def list_items(listed, what="objects"):
+    """The ``items`` of a List answer (``what``: the resource listed, for the message) that are objects (dicts).
+
+    An answer that is not a List (no ``items`` array: ``{}``, a single object) raises AicrError, as
+    kubectl refuses one (``Object 'Kind' is missing in '{}'``, apimachinery's unstructured decoder):
+    a list that could not be read must never read as "nothing there". ``"items": null`` is an empty
+    List, as Go decodes it.
+    """
+    if isinstance(listed, dict) and "items" in listed and listed["items"] is None:
+        return []
     items = listed.get("items") if isinstance(listed, dict) else None
-    return [item for item in items if isinstance(item, dict)] if isinstance(items, list) else []
+    if not isinstance(items, list):
+        if not isinstance(listed, dict):
+            found = "a JSON %s" % type(listed).__name__.replace("NoneType", "null").replace("str", "string")
+        elif not listed.get("kind"):
+            found = "an object without kind or items"
+        else:
+            found = "a %s without an items array" % str(listed.get("kind"))[:60]
+        raise AicrError("the API server's answer to the list of %s is not a List (%s); "
+                        "refusing to read it as an empty list" % (what, found))
+    return [item for item in items if isinstance(item, dict)]
 
 
 def list_continue(listed):

@@ -119,7 +119,7 @@ def _plan_names(client, invocation):
     namespace = cli.operator_namespace(invocation)
     listed = client.get(objects.configmap_path(namespace), query={"labelSelector": objects.PLAN_SELECTOR})
     names = []
-    for item in objects.list_items(listed):
+    for item in objects.list_items(listed, "plan ConfigMaps"):
         plan = objects.plan(item)
         names += [value for value in (plan.name, plan.digest) if isinstance(value, str)]
     return names

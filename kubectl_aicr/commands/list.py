@@ -7,7 +7,10 @@ reads (``list`` on runtimerollouts), so a viewer can run it; it writes nothing.
 
 Columns:
 
-- NAME, PHASE: ``metadata.name``, ``status.phase`` (an unknown phase is shown as it is).
+- NAME, PHASE: ``metadata.name``, ``status.phase`` (an unknown phase is shown as it is); an ended
+  rollout's outcome follows its phase in parentheses, ``Completed (Succeeded)``, ``Completed (Failed)``,
+  ``Completed (Expired)``, ``Completed (Revoked)`` (the outcome label, else ``status.outcome``;
+  operator-api.md), as kubectl's STATUS column reads ``Terminating (...)``-style states in one cell.
 - APPROVAL: ``pending``, ``not given`` (ended without one), ``not required``,
   ``approved by USER until TIME``, ``expired`` (the approval's expiry has passed),
   ``revoked by USER``.
@@ -61,7 +64,7 @@ def list_rollouts(client, limit=PAGE_LIMIT):
         if token:
             query["continue"] = token
         listed = client.get(objects.rollout_path(), query=query)
-        rollouts += [objects.rollout(item) for item in objects.list_items(listed)]
+        rollouts += [objects.rollout(item) for item in objects.list_items(listed, "RuntimeRollouts")]
         if len(rollouts) > MAX_ROLLOUTS:
             raise AicrError("the API server listed more than %d RuntimeRollouts, more than the plugin reads"
                             % MAX_ROLLOUTS)
@@ -146,8 +149,17 @@ def _order(rollout):
     return (1 if not rollout.ended else 2, False, datetime.datetime.min.replace(tzinfo=datetime.timezone.utc), name)
 
 
+def phase_text(rollout):
+    """The PHASE column: ``status.phase``, then the outcome in parentheses once there is one
+    (``Completed (Succeeded)``); an Invalid outcome is shown as such."""
+    if not rollout.outcome:
+        return rollout.phase
+    phase = "<none>" if rollout.phase is None else rollout.phase
+    return "%s (%s)" % (phase, rollout.outcome)
+
+
 def render(rollouts, now):
     """The table's lines, rows in :func:`_order`; every cell escaped by :func:`output.table`."""
-    rows = [[r.name, r.phase, approval_text(r, now), r.awaiting_acknowledgement, _deadline(r.deadline, now),
+    rows = [[r.name, phase_text(r), approval_text(r, now), r.awaiting_acknowledgement, _deadline(r.deadline, now),
              _age(r.created, now)] for r in sorted(rollouts, key=_order)]
     return output.table(HEADERS, rows, indent=0)

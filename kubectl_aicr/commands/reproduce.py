@@ -146,7 +146,7 @@ def _plan_by_digest(client, namespace, digest):
     """The one plan ConfigMap whose desired-state digest is ``digest``, or starts with it (a prefix)."""
     listed = client.get(objects.configmap_path(namespace), query={"labelSelector": objects.PLAN_SELECTOR})
     matches = []
-    for item in objects.list_items(listed):
+    for item in objects.list_items(listed, "plan ConfigMaps"):
         found = objects.plan(item).digest
         if isinstance(found, str) and objects.DIGEST_RE.match(found) and found.startswith(digest):
             matches.append(item)
@@ -261,6 +261,20 @@ def shell_safe(value):
 # Writing the recipe
 
 
+def _what_is_there(path):
+    """What ``path`` (which exists, or is a symbolic link, and is no folder) is, for the message: a symbolic
+    link that leads nowhere, a link to something that is not a folder, or the file itself."""
+    if not os.path.islink(path):
+        return " (a file)" if os.path.isfile(path) else ""
+    try:
+        target = " to %s" % os.readlink(path)
+    except OSError:
+        target = ""
+    if not os.path.exists(path):
+        return " (a broken symbolic link%s)" % target
+    return " (a symbolic link%s, which is %s)" % (target, "a file" if os.path.isfile(path) else "not a folder")
+
+
 def write_atomically(folder, name, data):
     """Write ``data`` to ``folder/name`` atomically; return the path written (absolute).
 
@@ -271,8 +285,7 @@ def write_atomically(folder, name, data):
     """
     folder = os.path.abspath(folder)
     if os.path.lexists(folder) and not os.path.isdir(folder):
-        raise RefusedError("--dir %s is not a folder%s" % (
-            folder, " (a broken symbolic link)" if os.path.islink(folder) else ""))
+        raise RefusedError("--dir %s is not a folder%s" % (folder, _what_is_there(folder)))
     try:
         os.makedirs(folder, exist_ok=True)
         directory = os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))

@@ -230,6 +230,9 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             record.fault = fault
             self._fault(fault, req)
             return
+        if path in api.answers:  # a canned answer (APIServer.answers): a misbehaving server
+            self._send_json(*api.answers[path])
+            return
         code, payload = api._respond(req)
         record.user = req.user.name if req.user else None
         self._send_json(code, payload)

@@ -101,6 +101,7 @@ class APIServer:
         self._fault = None
         self._fault_left = None
         self._interpositions = []
+        self.answers = {}  # path -> (HTTP status, JSON payload) sent as is to every method, unauthenticated
         self.fault_hang_seconds = 30.0
         self.fault_delay = 1.0
         self.fault_huge_bytes = 64 * 1024 * 1024
