@@ -25,6 +25,9 @@ build:
 # Run it and commit plugins/aicr.yaml whenever kubectl_aicr/ changes: a test checks the manifest.
 # The release workflow (.github/workflows/on-tag.yaml) runs this target on a tag and attests its files
 # (tests/test_release_workflow.py checks that, and lints the workflow with actionlint and zizmor).
+# The bytecode interpreters: exactly the CPython patch versions pinned in .python-versions, found (build.py's
+# docstring) from AICR_BUILD_PYTHONS="3.8=/path/to/python 3.9=..." if set, else $(PYENV_ROOT)/versions/X.Y.Z,
+# else python3.Y on PATH; the build prints each one's full version and refuses any other patch version.
 release:
 	$(PYTHON) build.py --release
 

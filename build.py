@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Build dist/kubectl-aicr: one executable file, a zipapp of the kubectl_aicr package.
 
-Usage: python3 build.py [--output PATH]
-       python3 build.py --release [--dist DIR] [--manifest PATH]
+Usage: python3 build.py [--output PATH] [--python X.Y=PATH ...]
+       python3 build.py --release [--dist DIR] [--manifest PATH] [--python X.Y=PATH ...]
 
 ``--release`` also writes, into the dist folder, the one portable file under the
 names the plugin page's install steps download (kubectl-aicr-<os>-<arch> for linux
@@ -14,13 +14,23 @@ helper, since krew puts only its bin folder on PATH).
 
 The archive is made with the standard library (zipfile, then zipapp, which adds
 the ``#!/usr/bin/env python3`` line and the executable bit). It holds the source
-(``kubectl_aicr/*.py``) and, for every supported CPython found at build time
-(3.8 to 3.13 under ``$(pyenv root)/versions``), the package's bytecode under
-``pyc/<magic number in hex>/``, with that version's help texts pre-rendered by its
+(``kubectl_aicr/*.py``) and, for every supported CPython (3.8 to 3.13) found at build
+time, the package's bytecode under ``pyc/<magic number in hex>/``, with that version's help texts pre-rendered by its
 argparse (``kubectl_aicr/_prerendered``). At start-up ``__main__.py`` puts the folder
 of the running interpreter's magic number (importlib.util.MAGIC_NUMBER) first on
 sys.path; any other version runs from the source. A version with no interpreter at
 build time is named on the build's output and runs from source.
+
+Which interpreters compile (the first that exists, per version X.Y):
+  1. ``--python X.Y=PATH`` (repeatable), else an ``X.Y=PATH`` word of $AICR_BUILD_PYTHONS
+     (space-separated); a path given this way must exist and be that version;
+  2. ``$(pyenv root)/versions/<pinned X.Y.Z>/bin/python``, else the newest X.Y.* there;
+  3. ``python3.Y`` on PATH (how the release workflow finds what actions/setup-python installed).
+The build prints the interpreter and its full version for each. The exact patch versions are
+pinned in ``.python-versions`` (one X.Y.Z a line; the release workflow installs the same file with
+actions/setup-python): bytecode and argparse's pre-rendered help may change between patch releases,
+so equal bytes need equal patch versions. ``--release`` refuses to build unless every pinned version
+compiles with exactly that patch version; a plain build warns that its output is not reproducible.
 
 ``__main__.py`` and the bytecode are stored uncompressed (a start never loads zlib; the file is
 about 2 MB), the source deflated. It is reproducible: entries in sorted order, fixed timestamps
@@ -41,6 +51,7 @@ import io
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tarfile
@@ -52,6 +63,7 @@ PACKAGE = "kubectl_aicr"
 INTERPRETER = "/usr/bin/env python3"
 ZIP_EPOCH = (1980, 1, 1, 0, 0, 0)
 SUPPORTED = ((3, 8), (3, 9), (3, 10), (3, 11), (3, 12), (3, 13))  # CPython versions shipped as bytecode
+PIN_FILE = ".python-versions"  # the exact X.Y.Z of each SUPPORTED version; the release workflow reads it too
 PRERENDERED = "kubectl_aicr/_prerendered.py"  # generated per version: its argparse's help texts
 PLATFORMS = (("linux", "amd64"), ("linux", "arm64"), ("darwin", "amd64"), ("darwin", "arm64"))
 RELEASE_URL = "https://github.com/NVIDIA/aicr/releases/download/v{version}/{name}"
@@ -120,23 +132,85 @@ def pyenv_root():
         return os.path.expanduser("~/.pyenv")
 
 
-def interpreters(versions=SUPPORTED, root=None):
-    """{(major, minor): python path or None}: the newest X.Y.Z under $(pyenv root)/versions for each version."""
+def pinned(path=None):
+    """{(major, minor): "X.Y.Z"} read from .python-versions: one line per SUPPORTED version, nothing else."""
+    path = path or os.path.join(ROOT, PIN_FILE)
+    try:
+        with open(path, encoding="utf-8") as handle:
+            lines = [line.strip() for line in handle if line.strip()]
+    except OSError as error:
+        raise SystemExit("build.py: cannot read the interpreter pins %s: %s" % (path, error.strerror))
+    pins = {}
+    for line in lines:
+        match = re.match(r"^(\d+)\.(\d+)\.\d+$", line)
+        if not match:
+            raise SystemExit("build.py: %s: %r is not an exact X.Y.Z version" % (path, line))
+        pins[(int(match.group(1)), int(match.group(2)))] = line
+    if sorted(pins) != sorted(SUPPORTED) or len(lines) != len(SUPPORTED):
+        raise SystemExit("build.py: %s must pin each of %s exactly once" % (
+            path, ", ".join("%d.%d" % v for v in SUPPORTED)))
+    return pins
+
+
+def explicit_pythons(options=(), environ=None):
+    """{(major, minor): path} from ``X.Y=PATH`` words: $AICR_BUILD_PYTHONS first, then ``options`` (--python) over it."""
+    environ = os.environ if environ is None else environ
+    found = {}
+    for word in environ.get("AICR_BUILD_PYTHONS", "").split() + list(options):
+        match = re.match(r"^(\d+)\.(\d+)=(.+)$", word)
+        if not match or (int(match.group(1)), int(match.group(2))) not in SUPPORTED:
+            raise SystemExit("build.py: %r is not X.Y=PATH for one of %s" % (
+                word, ", ".join("%d.%d" % v for v in SUPPORTED)))
+        path = os.path.abspath(os.path.expanduser(match.group(3)))
+        if not (os.path.isfile(path) and os.access(path, os.X_OK)):
+            raise SystemExit("build.py: %s: no executable interpreter at %s" % (word.split("=")[0], path))
+        found[(int(match.group(1)), int(match.group(2)))] = path
+    return found
+
+
+def full_version(python):
+    """"X.Y.Z" that ``python`` reports, or None when it does not run (a broken shim, a missing library)."""
+    try:
+        out = subprocess.run([python, "-S", "-c", "import sys; print('%d.%d.%d' % sys.version_info[:3])"],
+                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, universal_newlines=True,
+                             timeout=30, env={"PATH": os.environ.get("PATH", "")})
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return out.stdout.strip() if out.returncode == 0 else None
+
+
+def interpreters(versions=SUPPORTED, root=None, explicit=None, pins=None):
+    """{(major, minor): python path or None}, looked up in the module docstring's order.
+
+    ``explicit`` as explicit_pythons returns (default: $AICR_BUILD_PYTHONS); ``pins`` as pinned returns.
+    """
+    explicit = explicit_pythons() if explicit is None else explicit
+    pins = pinned() if pins is None else pins
     folder = os.path.join(root or pyenv_root(), "versions")
     found = {}
     for version in versions:
-        best = None
-        for path in glob.glob(os.path.join(folder, "%d.%d.*" % version)):
-            match = re.match(r"^\d+\.\d+\.(\d+)$", os.path.basename(path))
-            python = os.path.join(path, "bin", "python")
-            if match and os.access(python, os.X_OK) and (best is None or int(match.group(1)) > best[0]):
-                best = (int(match.group(1)), python)
-        found[version] = best[1] if best else None
+        found[version] = explicit.get(version)
+        exact = os.path.join(folder, pins[version], "bin", "python")
+        if found[version] is None and os.access(exact, os.X_OK):
+            found[version] = exact
+        if found[version] is None:
+            best = None
+            for path in glob.glob(os.path.join(folder, "%d.%d.*" % version)):
+                match = re.match(r"^\d+\.\d+\.(\d+)$", os.path.basename(path))
+                python = os.path.join(path, "bin", "python")
+                if match and os.access(python, os.X_OK) and (best is None or int(match.group(1)) > best[0]):
+                    best = (int(match.group(1)), python)
+            found[version] = best[1] if best else None
+        if found[version] is None:
+            python = shutil.which("python%d.%d" % version)
+            reported = full_version(python) if python else None
+            if reported and tuple(int(p) for p in reported.split(".")[:2]) == version:
+                found[version] = python
     return found
 
 
 def compile_for(pythons):
-    """{magic hex: (version, {archive name: pyc bytes})} from each interpreter in ``pythons``, run side by side."""
+    """{magic hex: (X.Y.Z, {archive name: pyc bytes}, python)} from each interpreter in ``pythons``, side by side."""
     request = json.dumps({"root": ROOT, "prerendered": PRERENDERED, "files": [
         (name, base64.b64encode(open(path, "rb").read()).decode("ascii")) for name, path in package_files()]})
     running = []
@@ -151,7 +225,7 @@ def compile_for(pythons):
             raise SystemExit("build.py: compiling with %s failed (exit %d)" % (python, process.returncode))
         answer = json.loads(out)
         compiled[answer["magic"]] = (answer["version"], {
-            name: base64.b64decode(data) for name, data in answer["pycs"].items()})
+            name: base64.b64decode(data) for name, data in answer["pycs"].items()}, python)
     return compiled
 
 
@@ -173,15 +247,40 @@ def archive_bytes(compiled=None):
     return buffer.getvalue()
 
 
-def build(output, versions=SUPPORTED, say=print):
-    """Write the executable zipapp to ``output`` atomically, with bytecode for ``versions``; return its size."""
+def build(output, versions=SUPPORTED, say=print, explicit=None, strict=False):
+    """Write the executable zipapp to ``output`` atomically, with bytecode for ``versions``; return its size.
+
+    Says which interpreter (full version) compiled each version. ``strict`` (a release): SystemExit, before
+    anything is written, unless every version compiled with its pinned X.Y.Z (.python-versions).
+    """
     os.makedirs(os.path.dirname(os.path.abspath(output)), exist_ok=True)
-    found = interpreters(versions)
+    pins = pinned()
+    found = interpreters(versions, explicit=explicit, pins=pins)
+    problems = []
     for version, python in sorted(found.items()):
         if python is None:
-            say("note: no Python %d.%d under %s/versions: that version will run from source (slower start)"
-                % (version + (pyenv_root(),)))
+            problems.append("no Python %d.%d (pinned %s) found: not given by --python or AICR_BUILD_PYTHONS, "
+                            "none under %s/versions, no python%d.%d on PATH"
+                            % (version + (pins[version], pyenv_root()) + version))
+            if not strict:
+                say("note: %s: that version will run from source (slower start)" % problems[-1])
     compiled = compile_for([python for _, python in sorted(found.items()) if python])
+    by_python = {python: (magic, reported) for magic, (reported, _, python) in compiled.items()}
+    for version, python in sorted((v, p) for v, p in found.items() if p):
+        magic, reported = by_python[python]
+        if tuple(int(p) for p in reported.split(".")[:2]) != version:
+            raise SystemExit("build.py: %s is Python %s, not %d.%d" % ((python, reported) + version))
+        pin = pins[version]
+        say("compiled %d.%d bytecode (magic %s) with %s: CPython %s%s" % (version + (magic, python, reported,
+            "" if reported == pin else " (pinned %s)" % pin)))
+        if reported != pin:
+            problems.append("Python %d.%d is %s at %s, but %s pins %s (bytecode and help texts may differ)"
+                            % (version + (reported, python, PIN_FILE, pin)))
+            if not strict:
+                say("WARNING: %s: this build is NOT reproducible" % problems[-1])
+    if strict and problems:
+        raise SystemExit("build.py: a release needs every pinned interpreter (%s):\n  %s" % (
+            PIN_FILE, "\n  ".join(problems)))
     temporary = "%s.%d.tmp" % (output, os.getpid())
     zipapp.create_archive(io.BytesIO(archive_bytes(compiled)), temporary, interpreter=INTERPRETER)
     os.chmod(temporary, 0o755)
@@ -266,10 +365,13 @@ def krew_manifest(release_version, sums):
     return "\n".join(lines) + "\n"
 
 
-def release(dist, manifest_path):
-    """Write the release files into ``dist`` and the krew manifest to ``manifest_path``; return their names."""
+def release(dist, manifest_path, explicit=None):
+    """Write the release files into ``dist`` and the krew manifest to ``manifest_path``; return their names.
+
+    SystemExit, writing nothing, unless every pinned interpreter is there (build's ``strict``).
+    """
     main_file = os.path.join(dist, "kubectl-aicr")
-    build(main_file)
+    build(main_file, explicit=explicit, strict=True)
     with open(main_file, "rb") as handle:
         program = handle.read()
     with open(os.path.join(ROOT, LICENSE), "rb") as handle:
@@ -299,16 +401,22 @@ def main(argv=None):
     parser.add_argument("--pythons", metavar="X.Y,...",
                         help="bytecode for these versions only (default: %s; '' for none)"
                              % ",".join("%d.%d" % v for v in SUPPORTED))
+    parser.add_argument("--python", action="append", default=[], metavar="X.Y=PATH",
+                        help="compile version X.Y's bytecode with this interpreter (repeatable; over "
+                             "$AICR_BUILD_PYTHONS, then $(pyenv root)/versions, then python3.Y on PATH)")
     args = parser.parse_args(argv)
+    explicit = explicit_pythons(args.python)
     versions = SUPPORTED if args.pythons is None else tuple(
         tuple(int(p) for p in v.split(".")) for v in args.pythons.split(",") if v)
     if args.release:
         os.makedirs(args.dist, exist_ok=True)
-        for name in release(args.dist, args.manifest):
+        if args.pythons is not None:
+            parser.error("--pythons: a release carries bytecode for every supported version")
+        for name in release(args.dist, args.manifest, explicit=explicit):
             print("released %s" % os.path.join(os.path.relpath(args.dist), name))
         print("wrote %s" % os.path.relpath(args.manifest))
         return 0
-    size = build(args.output, versions)
+    size = build(args.output, versions, explicit=explicit)
     print("built %s (%d bytes)" % (os.path.relpath(args.output), size))
     return 0
 

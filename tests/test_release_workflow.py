@@ -126,7 +126,7 @@ def test_it_builds_with_the_makefiles_release_command():
 def test_it_attests_and_publishes_every_file_make_release_writes(tmp_path):
     tree = tmp_path / "tree"
     tree.mkdir()
-    for name in ("build.py", "LICENSE"):
+    for name in ("build.py", "LICENSE", ".python-versions"):
         shutil.copy2(os.path.join(ROOT, name), str(tree / name))
     shutil.copytree(os.path.join(ROOT, "kubectl_aicr"), str(tree / "kubectl_aicr"),
                     ignore=shutil.ignore_patterns("__pycache__"))
@@ -152,3 +152,21 @@ def test_the_readme_install_verifies_this_workflow_online_and_offline():
     assert "--bundle attestations.jsonl" in readme and "--custom-trusted-root trusted_root.jsonl" in readme
     assert "gh attestation trusted-root" in readme
     assert "sha256sum --check" in readme
+
+
+def test_it_installs_exactly_the_pinned_interpreters_before_building():
+    """The bytecode interpreters are the ones .python-versions pins (build.py reads the same file and refuses
+    any other patch version): setup-python installs that file's list, nothing else, before `make release`."""
+    import build
+    pins = build.pinned()
+    lines = [line.strip() for line in open(os.path.join(ROOT, build.PIN_FILE)) if line.strip()]
+    assert lines == [pins[v] for v in build.SUPPORTED]  # one exact X.Y.Z per supported version, in order
+    order = [step.get("run", step.get("uses", "")).strip() for step in steps("build")]
+    setups = [i for i, s in enumerate(order) if s.startswith("actions/setup-python@")]
+    assert len(setups) == 1 and setups[0] < order.index("make release")
+    setup = steps("build")[setups[0]]
+    assert setup["with"]["python-version-file"] == build.PIN_FILE
+    assert "python-version" not in setup["with"]  # no second list of versions to drift from the pins
+    assert setup["with"].get("check-latest") in (None, False)  # exact versions, never a newer patch
+    assert not any(step.get("env", {}).get("AICR_BUILD_PYTHONS") for step in steps("build"))  # found on PATH
+    assert "AICR_BUILD_PYTHONS" not in workflow().get("env", {})

@@ -16,7 +16,7 @@ from tests.support.plugin import ROOT, VENV_BIN, base_env, plugin_command
 
 KUBECTL = os.path.join(VENV_BIN, "kubectl")
 PYENV_VERSIONS = os.path.join(os.environ.get("PYENV_ROOT") or os.path.expanduser("~/.pyenv"), "versions")
-SOURCES = ["build.py", "kubectl_aicr", "LICENSE"]
+SOURCES = ["build.py", "kubectl_aicr", "LICENSE", ".python-versions"]
 
 
 def project_version():
@@ -309,3 +309,112 @@ def test_runs_as_a_non_root_user(plugin, api_server, tmp_path):
         assert result.returncode == 0, result.stderr
     finally:
         shutil.rmtree(folder, ignore_errors=True)
+
+
+# Which interpreters compile the bytecode (build.py's docstring): --python / AICR_BUILD_PYTHONS, then
+# $(pyenv root)/versions, then python3.Y on PATH (the release workflow's setup-python); pinned in .python-versions.
+
+def _pinned_pythons():
+    """{"X.Y": path} of the pinned interpreters under pyenv here, or skip."""
+    import build
+    pins = build.pinned()
+    found = {"%d.%d" % v: os.path.join(PYENV_VERSIONS, pin, "bin", "python") for v, pin in sorted(pins.items())}
+    missing = [path for path in found.values() if not os.access(path, os.X_OK)]
+    if missing:
+        pytest.skip("pinned interpreters missing under %s: %s" % (PYENV_VERSIONS, missing))
+    return found
+
+
+def _build(tmp_path, name, *args, **env):
+    """Run build.py --output tmp_path/name with ``env`` over this environment (no AICR_BUILD_PYTHONS unless given)."""
+    output = str(tmp_path / name)
+    environ = {k: v for k, v in os.environ.items() if k != "AICR_BUILD_PYTHONS"}
+    environ.update(env)
+    result = subprocess.run([sys.executable, os.path.join(ROOT, "build.py"), "--output", output] + list(args),
+                            env=environ, stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True)
+    return result, output
+
+
+def _same_bytes(a, b):
+    with open(a, "rb") as one, open(b, "rb") as two:
+        return one.read() == two.read()
+
+
+def test_interpreters_given_explicitly_or_found_on_path_build_the_same_bytes_as_pyenv(tmp_path):
+    """The release runner has no pyenv: interpreters named with --python, with AICR_BUILD_PYTHONS, or found as
+    python3.Y on PATH give the default (pyenv) build's bytes, and the build names each one's full version."""
+    pythons = _pinned_pythons()
+    default, default_file = _build(tmp_path, "default")
+    assert default.returncode == 0, default.stderr
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    on_path = tmp_path / "on-path"
+    on_path.mkdir()
+    for version, python in pythons.items():
+        os.symlink(python, str(on_path / ("python" + version)))
+    nowhere = dict(PYENV_ROOT=str(tmp_path / "no-pyenv"), PATH=str(empty))  # no pyenv, nothing on PATH
+    options = [arg for version, python in pythons.items() for arg in ("--python", "%s=%s" % (version, python))]
+    builds = {
+        "options": _build(tmp_path, "options", *options, **nowhere),
+        "environment": _build(tmp_path, "environment", AICR_BUILD_PYTHONS=" ".join(
+            "%s=%s" % item for item in pythons.items()), **nowhere),
+        "path": _build(tmp_path, "path", **dict(nowhere, PATH=str(on_path))),
+    }
+    pins = dict(("%d.%d" % tuple(int(p) for p in pin.split(".")[:2]), pin) for pin in open(
+        os.path.join(ROOT, ".python-versions")).read().split())
+    for label, (result, output) in builds.items():
+        assert result.returncode == 0, (label, result.stderr)
+        assert "note:" not in result.stdout and "WARNING" not in result.stdout, (label, result.stdout)
+        for version, python in pythons.items():
+            where = str(on_path / ("python" + version)) if label == "path" else python
+            assert "compiled %s bytecode (magic " % version in result.stdout
+            assert " with %s: CPython %s\n" % (where, pins[version]) in result.stdout, (label, result.stdout)
+        assert _same_bytes(output, default_file), label
+
+
+def test_a_release_refuses_an_interpreter_of_another_patch_version(tmp_path):
+    """Bytecode and argparse's help may change between patch releases: a release with a different patch (or a
+    missing interpreter) exits with the reason and writes nothing; a plain build says it is not reproducible."""
+    pythons = _pinned_pythons()
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    _copy_sources(str(tree))
+    pins = open(str(tree / ".python-versions")).read()
+    pin_311 = next(line for line in pins.split() if line.startswith("3.11."))
+    (tree / ".python-versions").write_text(pins.replace(pin_311, "3.11.999"))
+    environ = {k: v for k, v in os.environ.items() if k != "AICR_BUILD_PYTHONS"}
+    result = subprocess.run([sys.executable, "build.py", "--release"], cwd=str(tree), env=environ,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True)
+    assert result.returncode == 1, result.stdout
+    assert "build.py: a release needs every pinned interpreter (.python-versions):" in result.stderr
+    assert "Python 3.11 is %s at %s, but .python-versions pins 3.11.999" % (pin_311, pythons["3.11"]) \
+        in result.stderr, result.stderr
+    assert "Traceback" not in result.stderr
+    assert not (tree / "dist").exists() or not os.listdir(str(tree / "dist"))
+    assert not (tree / "plugins").exists()
+    plain = subprocess.run([sys.executable, "build.py"], cwd=str(tree), env=environ, stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, universal_newlines=True)
+    assert plain.returncode == 0, plain.stderr
+    assert ("WARNING: Python 3.11 is %s at %s, but .python-versions pins 3.11.999 (bytecode and help texts may "
+            "differ): this build is NOT reproducible" % (pin_311, pythons["3.11"])) in plain.stdout, plain.stdout
+    # No interpreter for a version at all: a release refuses too (a plain build runs that version from source).
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    (tree / ".python-versions").write_text(pins)
+    missing = subprocess.run([sys.executable, "build.py", "--release"] + [
+        arg for version, python in pythons.items() if version != "3.9" for arg in ("--python", "%s=%s" % (
+            version, python))], cwd=str(tree), env=dict(environ, PYENV_ROOT=str(empty), PATH=str(empty)),
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True)
+    assert missing.returncode == 1 and "no Python 3.9 (pinned " in missing.stderr, missing.stderr
+    assert not (tree / "plugins").exists()
+
+
+def test_an_interpreter_given_for_the_wrong_version_is_refused(tmp_path):
+    pythons = _pinned_pythons()
+    result, output = _build(tmp_path, "wrong", "--python", "3.12=%s" % pythons["3.11"])
+    assert result.returncode == 1 and not os.path.exists(output)
+    assert result.stderr.strip() == "build.py: %s is Python %s, not 3.12" % (
+        pythons["3.11"], next(pin for pin in open(os.path.join(ROOT, ".python-versions")).read().split()
+                                            if pin.startswith("3.11.")))
+    result, output = _build(tmp_path, "bad", "--python", "3.7=%s" % pythons["3.11"])
+    assert result.returncode == 1 and "is not X.Y=PATH for one of 3.8, 3.9" in result.stderr, result.stderr

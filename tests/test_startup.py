@@ -86,10 +86,15 @@ def test_an_unknown_python_runs_from_source_and_the_build_says_so(tmp_path, api_
     (pyenv / "versions").mkdir(parents=True)
     os.symlink(os.path.dirname(os.path.dirname(FOUND[other[0]])), str(pyenv / "versions" / ("%d.%d.0" % other[0])))
     output = str(tmp_path / "kubectl-aicr")
+    empty = tmp_path / "empty-path"
+    empty.mkdir()  # no python3.Y on PATH either: only the pyenv folder above is looked at
+    env = {k: v for k, v in os.environ.items() if k != "AICR_BUILD_PYTHONS"}
     built = subprocess.run([sys.executable, os.path.join(ROOT, "build.py"), "--output", output],
-                           env=dict(os.environ, PYENV_ROOT=str(pyenv)), stdout=subprocess.PIPE,
+                           env=dict(env, PYENV_ROOT=str(pyenv), PATH=str(empty)), stdout=subprocess.PIPE,
                            universal_newlines=True, check=True).stdout
-    assert "note: no Python %s under %s/versions: that version will run from source" % (this, pyenv) in built
+    assert ("note: no Python %s (pinned %s) found: not given by --python or AICR_BUILD_PYTHONS, none under "
+            "%s/versions, no python%s on PATH: that version will run from source" % (
+                this, build.pinned()[sys.version_info[:2]], pyenv, this)) in built, built
     result, files, compiled = probe(sys.executable, output, "describe", api_server.fixture_name("awaiting-approval"),
                                     "--kubeconfig", kubeconfig_for())
     assert result.returncode == 0, result.stderr
