@@ -15,6 +15,7 @@ import traceback
 import urllib.parse
 
 from .rbac import Attributes, UserInfo
+from .resources import conflict_status_for_fault
 from .status import TextError, bad_request, go_quote
 
 
@@ -225,7 +226,7 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             path = path[len(api.path_prefix):]  # a Rancher-style proxy in front of the API server
         req = Request(self.command, path, urllib.parse.parse_qs(url.query, keep_blank_values=True),
                       self.headers, body, too_large, conn)
-        fault = api._take_fault()
+        fault = api._take_fault(self.command)
         if fault:
             record.fault = fault
             self._fault(fault, req)
@@ -269,6 +270,14 @@ class _Handler(http.server.BaseHTTPRequestHandler):
     def _fault(self, kind, req):
         api = self.server.api
         self.close_connection = True
+        if kind.startswith("store-"):
+            api._respond(req)  # carried out; its answer is lost
+            kind = kind[len("store-"):]
+            if kind == "close":
+                return
+            if kind == "conflict":
+                self._send_status(conflict_status_for_fault())
+                return
         if kind == "hang":
             api._stopping.wait(api.fault_hang_seconds)
             return

@@ -31,7 +31,16 @@ SERVED_PATCH_TYPES = (JSON_PATCH, MERGE_PATCH)
 # The body types a built-in create accepts (the API group's serializers).
 CREATE_TYPES = ("application/json", "application/yaml", "application/vnd.kubernetes.protobuf")
 
-FAULTS = ("hang", "trickle", "reset", "close-mid-body", "html-500", "redirect", "huge")
+FAULTS = ("hang", "trickle", "reset", "close-mid-body", "html-500", "redirect", "huge",
+          # the request is carried out (a PATCH stored), then its answer is lost: closed with no answer,
+          # a TCP RST, or held for fault_hang_seconds and closed
+          "store-close", "store-reset", "store-hang", "store-conflict")  # store-conflict: then a 409
+
+
+def conflict_status_for_fault():
+    """The 409 Status of the "store-conflict" fault (the write was stored all the same)."""
+    return {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure", "reason": "Conflict",
+            "message": "Operation cannot be fulfilled: the object has been modified", "code": 409}
 
 
 @dataclasses.dataclass(frozen=True)

@@ -237,16 +237,20 @@ class APIServer:
     def fault(self, kind):
         self.set_fault(kind)
 
-    def set_fault(self, kind, count=None):
-        """Apply fault ``kind`` (None: no fault) to the next ``count`` requests (None: all)."""
+    def set_fault(self, kind, count=None, method=None):
+        """Apply fault ``kind`` (None: no fault) to the next ``count`` requests (None: all); ``method``: only
+        to requests of that HTTP method (e.g. "PATCH"), the others are served."""
         if kind is not None and kind not in FAULTS:
             raise ValueError("fault must be one of %s" % (FAULTS,))
         with self._lock:
             self._fault, self._fault_left = kind, count
+            self._fault_method = method
 
-    def _take_fault(self):
+    def _take_fault(self, method=None):
         with self._lock:
             kind = self._fault
+            if kind and getattr(self, "_fault_method", None) not in (None, method):
+                return None
             if kind and self._fault_left is not None:
                 self._fault_left -= 1
                 if self._fault_left <= 0:
