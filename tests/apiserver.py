@@ -98,7 +98,16 @@ SERVED_PATCH_TYPES = (JSON_PATCH, MERGE_PATCH)
 # The body types a built-in create accepts (the API group's serializers).
 CREATE_TYPES = ("application/json", "application/yaml", "application/vnd.kubernetes.protobuf")
 
-FAULTS = ("hang", "trickle", "reset", "close-mid-body", "html-500", "redirect", "huge")
+FAULTS = ("hang", "trickle", "reset", "close-mid-body", "html-500", "redirect", "huge",
+          # the request is carried out (a PATCH stored), then its answer is lost: closed with no answer,
+          # a TCP RST, or held for fault_hang_seconds and closed
+          "store-close", "store-reset", "store-hang", "store-conflict")  # store-conflict: then a 409
+
+
+def conflict_status_for_fault():
+    """The 409 Status of the "store-conflict" fault (the write was stored all the same)."""
+    return {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure", "reason": "Conflict",
+            "message": "Operation cannot be fulfilled: the object has been modified", "code": 409}
 
 
 # --------------------------------------------------------------------------- resources
@@ -1450,7 +1459,7 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             path = path[len(api.path_prefix):]  # a Rancher-style proxy in front of the API server
         req = Request(self.command, path, urllib.parse.parse_qs(url.query, keep_blank_values=True),
                       self.headers, body, too_large, conn)
-        fault = api._take_fault()
+        fault = api._take_fault(self.command)
         if fault:
             record.fault = fault
             self._fault(fault, req)
@@ -1491,6 +1500,14 @@ class _Handler(http.server.BaseHTTPRequestHandler):
     def _fault(self, kind, req):
         api = self.server.api
         self.close_connection = True
+        if kind.startswith("store-"):
+            api._respond(req)  # carried out; its answer is lost
+            kind = kind[len("store-"):]
+            if kind == "close":
+                return
+            if kind == "conflict":
+                self._send_status(conflict_status_for_fault())
+                return
         if kind == "hang":
             api._stopping.wait(api.fault_hang_seconds)
             return
@@ -1802,16 +1819,20 @@ class APIServer:
     def fault(self, kind):
         self.set_fault(kind)
 
-    def set_fault(self, kind, count=None):
-        """Apply fault ``kind`` (None: no fault) to the next ``count`` requests (None: all)."""
+    def set_fault(self, kind, count=None, method=None):
+        """Apply fault ``kind`` (None: no fault) to the next ``count`` requests (None: all); ``method``: only
+        to requests of that HTTP method (e.g. "PATCH"), the others are served."""
         if kind is not None and kind not in FAULTS:
             raise ValueError("fault must be one of %s" % (FAULTS,))
         with self._lock:
             self._fault, self._fault_left = kind, count
+            self._fault_method = method
 
-    def _take_fault(self):
+    def _take_fault(self, method=None):
         with self._lock:
             kind = self._fault
+            if kind and getattr(self, "_fault_method", None) not in (None, method):
+                return None
             if kind and self._fault_left is not None:
                 self._fault_left -= 1
                 if self._fault_left <= 0:
