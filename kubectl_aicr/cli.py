@@ -54,6 +54,12 @@ FLAGS = (
     ("--expect-digest", "DIGEST",
      "approve, revoke, acknowledge: refuse unless the rollout's target plan is this desired-state digest "
      "(sha256:<64 hex>, or at least its first 16 hex digits, as describe prints them)"),
+    ("--expect-uid", "UID",
+     "approve, revoke, acknowledge: refuse unless the rollout's metadata.uid is this one, as describe prints it "
+     "(a rollout deleted and created again under the same name has a new UID)"),
+    ("--expect-assessment", "DIGEST",
+     "approve, revoke, acknowledge: refuse unless the rollout's assessment report digest (spec.assessment.digest) "
+     "is this one (sha256:<64 hex>, or at least its first 16 hex digits, as describe prints them)"),
     ("--release", "NAME", "acknowledge: refuse unless the rollout waits on this release"),
     ("--allow-unverified-report", "BOOL",
      "approve: approve although the rollout's assessment report does not verify against its recorded digest "
@@ -114,8 +120,9 @@ COMMANDS = {
 
 Invocation = collections.namedtuple(
     "Invocation", "command name kubeconfig context operator_namespace reason expires dir "
-                  "all as_user as_groups as_uid dry_run expect_digest release allow_unverified_report flag_warnings",
-    defaults=(None, None, None, None, None, None, None, None, ()))
+                  "all as_user as_groups as_uid dry_run expect_digest release allow_unverified_report flag_warnings "
+                  "expect_uid expect_assessment",
+    defaults=(None, None, None, None, None, None, None, None, (), None, None))
 Invocation.__doc__ = """A parsed command line (str fields; None where a flag or operand was not given).
 
 ``name`` is the ROLLOUT, PLAN or COMMAND operand; ``all`` is True or None; ``as_groups`` a
@@ -397,6 +404,8 @@ def version_text():
 FLAG_USERS = {"reason": ("approve", "revoke"), "expires": ("approve",), "dir": ("reproduce",),
               "operator_namespace": ("describe", "reproduce", "approve"), "all": ("list",),
               "dry_run": ("approve", "revoke", "acknowledge"), "expect_digest": ("approve", "revoke", "acknowledge"),
+              "expect_uid": ("approve", "revoke", "acknowledge"),
+              "expect_assessment": ("approve", "revoke", "acknowledge"),
               "release": ("acknowledge",), "allow_unverified_report": ("approve",)}
 
 
@@ -494,7 +503,8 @@ def parse(argv):
         as_groups=tuple(values["as_groups"]) if values.get("as_groups") else None, as_uid=values.get("as_uid"),
         dry_run=dry_run, expect_digest=values.get("expect_digest"), release=values.get("release"),
         allow_unverified_report=None if allow is None else _go_bool("--allow-unverified-report", allow),
-        flag_warnings=(deprecated,) if deprecated else ())
+        flag_warnings=(deprecated,) if deprecated else (), expect_uid=values.get("expect_uid"),
+        expect_assessment=values.get("expect_assessment"))
     return invocation
 
 
@@ -597,37 +607,66 @@ def _dry_run(text):
     return text, None
 
 
-MAX_DURATION_SECONDS = 9223372036.854775807  # Go's time.Duration is int64 nanoseconds: about 2562047h
-_DURATION_UNITS = {"ns": 1e-9, "us": 1e-6, "\u00b5s": 1e-6, "\u03bcs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0,
-                   "h": 3600.0}
-_DURATION_PART = re.compile(r"([0-9]*\.?[0-9]*)(ns|us|\u00b5s|\u03bcs|ms|s|m|h)")
+MAX_DURATION_NANOSECONDS = (1 << 63) - 1  # Go's time.Duration is int64 nanoseconds: 2562047h47m16.854775807s
+MAX_DURATION_SECONDS = MAX_DURATION_NANOSECONDS / 1e9
+_DURATION_UNITS = {"ns": 1, "us": 1000, "\u00b5s": 1000, "\u03bcs": 1000, "ms": 1000000, "s": 1000000000,
+                   "m": 60 * 1000000000, "h": 3600 * 1000000000}
+_DURATION_PART = re.compile(r"([0-9]*)(?:\.([0-9]*))?(ns|us|\u00b5s|\u03bcs|ms|s|m|h)")
+
+
+def _leading_fraction(digits):
+    """Go's leadingFraction: (digits as an integer, 10**count as float), accumulating no more once the next
+    digit would overflow (src/time/format.go)."""
+    value, scale = 0, 1.0
+    for digit in digits:
+        if value > ((1 << 63) - 1) // 10 or value * 10 + int(digit) > 1 << 63:
+            break
+        value, scale = value * 10 + int(digit), scale * 10
+    return value, scale
 
 
 def parse_duration(text):
     """A Go duration (``time.ParseDuration``: ``90m``, ``2h``, ``1h30m``, ``1.5h``, ``45s``, ``-5m``, ``0``) -> seconds.
 
-    Raises UsageError naming the value when it is not one. Units: ns, us (µs), ms, s, m, h;
-    no days, no spaces, a unit on every number except a lone ``0``.
+    Computed as Go does, in integer nanoseconds (src/time/format.go: leadingInt, leadingFraction and
+    the overflow checks), so the bound is exact: 2562047h47m16.854775807s is the largest, one
+    nanosecond more is refused. Raises UsageError naming the value when it is not one. Units: ns,
+    us (µs), ms, s, m, h; no days, no spaces, a unit on every number except a lone ``0``.
     """
     original = text
     invalid = "invalid duration %r: use a Go duration such as 2h, 90m or 1h30m" % original
-    sign = 1.0
+    too_long = "invalid duration %r: longer than Go's largest duration (2562047h47m16.854775807s)" % original
+    negative = text[:1] == "-"
     if text[:1] in ("-", "+"):
-        sign, text = (-1.0 if text[0] == "-" else 1.0), text[1:]
+        text = text[1:]
     if text == "0":
         return 0.0
     if not text:
         raise UsageError(invalid)
-    total, position = 0.0, 0
+    total, position = 0, 0
     while position < len(text):
         match = _DURATION_PART.match(text, position)
-        if not match or match.group(1) in ("", "."):
+        if not match or (match.group(1) == "" and not match.group(2)):
             raise UsageError(invalid)
-        total += float(match.group(1)) * _DURATION_UNITS[match.group(2)]
+        whole = int(match.group(1) or "0")
+        if whole > 1 << 63:  # leadingInt
+            raise UsageError(too_long)
+        unit = _DURATION_UNITS[match.group(3)]
+        if whole > (1 << 63) // unit:
+            raise UsageError(too_long)
+        value = whole * unit
+        fraction, scale = _leading_fraction(match.group(2) or "")
+        if fraction > 0:
+            value += int(float(fraction) * (float(unit) / scale))
+            if value > 1 << 63:
+                raise UsageError(too_long)
+        total += value
+        if total > 1 << 63:
+            raise UsageError(too_long)
         position = match.end()
-    if total > MAX_DURATION_SECONDS:
-        raise UsageError("invalid duration %r: longer than Go's largest duration (2562047h)" % original)
-    return sign * total
+    if not negative and total > MAX_DURATION_NANOSECONDS:
+        raise UsageError(too_long)
+    return (-total if negative else total) / 1e9
 
 
 # ---------------------------------------------------------------------------------------------
@@ -667,17 +706,38 @@ def checked_dry_run(mode):
     return mode or "none"
 
 
-def checked_expected_digest(text):
-    """--expect-digest: ``sha256:<hex>`` or ``<hex>``, 16 to 64 lowercase hex digits -> ``sha256:<hex>``;
-    None when not given. UsageError otherwise."""
-    if text is None:
-        return None
+def digest_prefix(text):
+    """A digest or its prefix as describe prints it: ``sha256:<hex>`` or ``<hex>``, 16 to 64 lowercase hex
+    digits -> ``sha256:<hex>``; None when ``text`` is not one. The one parser of digest prefixes
+    (--expect-digest, --expect-assessment, reproduce's PLAN)."""
     hexpart = text[len("sha256:"):] if text.startswith("sha256:") else text
     if not (MIN_DIGEST_PREFIX <= len(hexpart) <= 64) or any(c not in "0123456789abcdef" for c in hexpart):
-        raise UsageError("--expect-digest %s is not a desired-state digest: give sha256:<64 hex> or its first %d "
-                         "or more lowercase hex digits, as kubectl aicr describe prints it"
-                         % (_safe(text), MIN_DIGEST_PREFIX))
+        return None
     return "sha256:" + hexpart
+
+
+def checked_expected_digest(text, flag="--expect-digest", what="a desired-state digest"):
+    """--expect-digest (or ``flag``): :func:`digest_prefix` of ``text``; None when not given. UsageError
+    otherwise."""
+    if text is None:
+        return None
+    digest = digest_prefix(text)
+    if digest is None:
+        raise UsageError("%s %s is not %s: give sha256:<64 hex> or its first %d or more lowercase hex digits, "
+                         "as kubectl aicr describe prints it" % (flag, _safe(text), what, MIN_DIGEST_PREFIX))
+    return digest
+
+
+def checked_expected_assessment(text):
+    """--expect-assessment: as --expect-digest, for the assessment report's digest."""
+    return checked_expected_digest(text, "--expect-assessment", "an assessment report digest")
+
+
+def checked_expected_uid(text):
+    """--expect-uid: one line of printable text (a metadata.uid), or None when not given."""
+    if text is not None and _safe(text) != text:
+        raise UsageError("--expect-uid must be one line of printable text")
+    return text
 
 
 def checked_reason(reason):

@@ -25,6 +25,8 @@ FACTS = writes.COMMON_FACTS + ("awaited", "acknowledgements")
 
 def run(invocation):
     expected = cli.checked_expected_digest(invocation.expect_digest)
+    expected_uid = cli.checked_expected_uid(invocation.expect_uid)
+    expected_assessment = cli.checked_expected_assessment(invocation.expect_assessment)
     dry_run = cli.checked_dry_run(invocation.dry_run)
     named = invocation.release
     if named is not None and output.safe(named) != named:
@@ -34,6 +36,7 @@ def run(invocation):
         raw, rollout = writes.read_rollout(client, invocation.name)
         release = _awaited(rollout, named)
         writes.require_target(rollout, expected)
+        writes.require_bound(rollout, expected_uid, expected_assessment)
         operations = objects.acknowledgement_operations(rollout, release, user, writes.now_utc(client))
         decision = writes.Decision(invocation.name, raw, FACTS, operations)
         writes.show("acknowledging release %s of rollout %s as %s, on what was read (the write is refused if any "

@@ -32,6 +32,8 @@ def run(invocation):
     reason = cli.checked_reason(invocation.reason)
     lifetime = cli.checked_expires(invocation.expires)
     expected = cli.checked_expected_digest(invocation.expect_digest)
+    expected_uid = cli.checked_expected_uid(invocation.expect_uid)
+    expected_assessment = cli.checked_expected_assessment(invocation.expect_assessment)
     dry_run = cli.checked_dry_run(invocation.dry_run)
     namespace = cli.operator_namespace(invocation)
     with clientcmd.connect(invocation) as client:
@@ -40,6 +42,7 @@ def run(invocation):
         now = writes.now_utc(client)
         expires = _expiry(rollout, lifetime, now)
         writes.require_target(rollout, expected)
+        writes.require_bound(rollout, expected_uid, expected_assessment)
         assessment, warnings = _assessment(client, namespace, rollout, invocation.allow_unverified_report)
         warnings += _expiry_warnings(rollout, lifetime, expires, now)
         operations = objects.approval_operations(user, expires, reason)

@@ -303,4 +303,26 @@ def acknowledgement_lines(rollout):
 def render(rollout, verified, namespace, now):
     """All of describe's lines, in the order an approver reads them."""
     return (summary_lines(rollout, now) + step_lines(rollout) + report_lines(rollout, verified, namespace)
-            + recorded_lines(rollout) + acknowledgement_lines(rollout))
+            + recorded_lines(rollout) + acknowledgement_lines(rollout) + binding_lines(rollout))
+
+
+def binding_lines(rollout):
+    """The decision this rollout waits on, bound to what was shown: its UID, target plan and assessment
+    digest as --expect-uid, --expect-digest and --expect-assessment (the write commands refuse when any of
+    them differs). No line for a rollout that waits on no decision or whose facts are malformed."""
+    if rollout.ended or not isinstance(rollout.uid, str) or not objects.DIGEST_RE.match(
+            rollout.to_digest if isinstance(rollout.to_digest, str) else ""):
+        return []
+    if rollout.phase == "AwaitingAcknowledgement" and isinstance(rollout.awaiting_acknowledgement, str):
+        command = "acknowledge %s --release %s" % (rollout.name, rollout.awaiting_acknowledgement)
+    elif rollout.approval is None and rollout.approval_required is True:
+        command = "approve %s --reason TEXT" % rollout.name
+    elif isinstance(rollout.approval, objects.Approval) and rollout.revocation is None:
+        command = "revoke %s --reason TEXT" % rollout.name
+    else:
+        return []
+    command += " --expect-uid %s --expect-digest %s" % (rollout.uid, objects.short_digest(rollout.to_digest))
+    digest = rollout.assessment_digest
+    if isinstance(digest, str) and objects.DIGEST_RE.match(digest):
+        command += " --expect-assessment %s" % objects.short_digest(digest)
+    return ["", "Decide on exactly this: %s %s" % (cli.PROG, output.safe(command))]

@@ -4,7 +4,7 @@ Source: README.md ("reproduce") and docs/operator-api.md ("Plan ConfigMap").
 Reads only (GET and LIST): it changes nothing in the cluster.
 
 - PLAN absent: ClusterRuntime ``cluster``'s active plan, else its candidate; ``sha256:<digest>``
-  (all 64 hex digits, or a prefix of 16 or more as describe prints it): found by listing the
+  (all 64 hex digits, or a prefix of 16 or more as describe prints it, ``sha256:`` optional): found by listing the
   plan ConfigMaps and matching their desired-state digest annotation, never by trusting a name
   (a prefix must name exactly one plan; the candidates are listed when it does not);
   ``aicr-plan-<16 hex>``: fetched by name, its annotation checked against the name.
@@ -30,7 +30,6 @@ from ..cli import DEFAULT_REPRODUCE_DIR
 from ..errors import ApiError, RefusedError, UsageError, VerificationError
 
 PLAN_NAME_RE = re.compile(r"\Aaicr-plan-[0-9a-f]{16}\Z")
-DIGEST_PREFIX_RE = re.compile(r"\Asha256:[0-9a-f]{16,64}\Z")  # describe prints the first 16 hex digits
 RECIPE_FILE = "recipe.json"
 OWN_FLAGS = ("--recipe", "-r", "--output", "-o")  # the aicr bundle flags reproduce sets (its own come last too)
 # Run the render as the invoking user, so that rendered/ is theirs (Docker on Linux writes as root otherwise).
@@ -81,7 +80,7 @@ RENDER_FLAGS = {
 def run(invocation):
     namespace = cli.operator_namespace(invocation)
     folder = invocation.dir or DEFAULT_REPRODUCE_DIR
-    _check_plan_argument(invocation.name)
+    plan_name = _check_plan_argument(invocation.name)
     if not shell_safe(folder):
         raise UsageError("--dir %s has control characters; choose a plain folder name" % output.safe(folder))
     if folder.startswith("-"):
@@ -91,7 +90,7 @@ def run(invocation):
         raise UsageError("the folder %s has control or invisible characters, which cannot be printed safely "
                          "in the commands; give --dir a plain absolute path" % output.safe(os.path.abspath(folder)))
     with clientcmd.connect(invocation) as client:
-        chosen, configmap = find_plan(client, namespace, invocation.name)
+        chosen, configmap = find_plan(client, namespace, plan_name)
     plan = objects.plan(configmap)
     recipe = _checked_recipe(plan)
     flags, image, bundle = _checked_render_inputs(plan)
@@ -101,10 +100,15 @@ def run(invocation):
 
 
 def _check_plan_argument(name):
-    if name is None or DIGEST_PREFIX_RE.match(name) or PLAN_NAME_RE.match(name):
-        return
-    raise UsageError("PLAN must be sha256:<64 lowercase hex> (or its first 16 or more), or aicr-plan-<16 hex>, "
-                     "not %r" % name)
+    """PLAN as given -> a plan name or ``sha256:<hex>`` (a bare digest prefix gets its ``sha256:``, by
+    cli.digest_prefix); None when absent. UsageError otherwise."""
+    if name is None or PLAN_NAME_RE.match(name):
+        return name
+    digest = cli.digest_prefix(name)
+    if digest is not None:
+        return digest
+    raise UsageError("PLAN must be sha256:<64 lowercase hex> (or its first 16 or more hex digits, with or without "
+                     "sha256:), or aicr-plan-<16 hex>, not %r" % name)
 
 
 # ---------------------------------------------------------------------------------------------

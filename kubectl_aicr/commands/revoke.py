@@ -21,12 +21,15 @@ FACTS = writes.COMMON_FACTS + ("approval", "revocation")
 def run(invocation):
     reason = cli.checked_reason(invocation.reason)
     expected = cli.checked_expected_digest(invocation.expect_digest)
+    expected_uid = cli.checked_expected_uid(invocation.expect_uid)
+    expected_assessment = cli.checked_expected_assessment(invocation.expect_assessment)
     dry_run = cli.checked_dry_run(invocation.dry_run)
     with clientcmd.connect(invocation) as client:
         user = writes.who_am_i(client)
         raw, rollout = writes.read_rollout(client, invocation.name)
         _check(rollout)
         writes.require_target(rollout, expected)
+        writes.require_bound(rollout, expected_uid, expected_assessment)
         operations = objects.revocation_operations(user, writes.now_utc(client), reason)
         decision = writes.Decision(invocation.name, raw, FACTS, operations)
         approval = rollout.approval

@@ -25,7 +25,7 @@ import time
 
 from .. import output
 from ..aicr import objects
-from ..errors import ApiError, AicrError, RefusedError
+from ..errors import ApiError, AicrError, RefusedError, TransportError
 
 JSON_PATCH = "application/json-patch+json"
 MAX_ATTEMPTS = 4            # sends of one unchanged decision while the server reports conflicts
@@ -86,7 +86,28 @@ class Decision:
 
     def __init__(self, name, raw, facts, operations):
         self.name, self.raw, self.facts, self.operations = name, raw, tuple(facts), list(operations)
+        self.confirmed = False  # True once a read after a lost answer or a conflict showed it recorded
         self.pin(raw)
+
+    def landed(self, obj):
+        """True when ``obj`` (the rollout read again, a dict) is the rollout decided on (name and UID) and holds
+        exactly what this decision writes: the approval or revocation sent (user, expiry or time, reason), or
+        the acknowledgement entry sent among the acknowledgements."""
+        if objects.pointer_value(obj, "/metadata/name") != self.name or not objects.json_equal(
+                objects.fact_value(obj, "uid"), objects.fact_value(self.raw, "uid")):
+            return False
+        for operation in self.operations:
+            path, value = operation["path"], operation["value"]
+            if path.endswith("/-"):
+                path, value = path[:-2], [value]
+            found = objects.pointer_value(obj, path)
+            if isinstance(value, list):
+                if not isinstance(found, list) or not all(
+                        any(objects.json_equal(entry, have) for have in found) for entry in value):
+                    return False
+            elif not objects.json_equal(found, value):
+                return False
+        return True
 
     def pin(self, obj):
         """Make the tests from ``obj``: the read decided on, or a later read whose facts are all the same
@@ -116,6 +137,13 @@ def land(client, decision, dry_run="none"):
     A failed ``test`` (or a conflict) leads to one new read: RefusedError naming what changed when a pinned
     fact did; otherwise the same patch again (at most :data:`MAX_ATTEMPTS` sends, paced), then the server's
     error as it came. Any other error of the server is raised as it came (ApiError).
+
+    A lost answer (the connection reset or closed, the answer cut short, no answer within the deadline:
+    TransportError) may hide a write that landed: the rollout is read again within the same deadline, on a
+    new connection. When that read, or the one after a conflict, shows this very decision recorded (same UID,
+    exactly the entry sent: :meth:`Decision.landed`), the write succeeded: the read is returned and a note
+    on stderr says how it was confirmed. When it cannot be read, TransportError says the write may have been
+    recorded and how to look.
     """
     if dry_run == "client":
         return None
@@ -123,20 +151,42 @@ def land(client, decision, dry_run="none"):
     query = {"dryRun": "All"} if dry_run == "server" else None
     for attempt in range(MAX_ATTEMPTS):
         if attempt:
-            time.sleep(min(BACKOFF_SECONDS * 2 ** (attempt - 1), MAX_BACKOFF_SECONDS, client.deadline.remaining()))
+            time.sleep(min(BACKOFF_SECONDS * 2 ** (attempt - 1), MAX_BACKOFF_SECONDS,
+                           _remaining_or_unknown(client, decision)))
         try:
             return client.request("PATCH", path, query=query, body=decision.patch, content_type=JSON_PATCH)
         except ApiError as exc:
             if not failed_precondition(exc):
                 raise
-            refused = exc
-        now = _read_again(client, decision.name)
+            refused, why = exc, "the server refused the write (%s)" % exc
+        except TransportError as exc:
+            refused = _unknown(decision, "%s" % exc)
+            why = "the answer to the write was lost (%s)" % exc
+        now = _read_again(client, decision, why if isinstance(refused, TransportError) else None)
+        if dry_run == "none" and decision.landed(now):
+            decision.confirmed = True
+            output.warning("%s, but reading rollout %s again shows this decision recorded"
+                           % (why, decision.name))
+            return now
         changed = decision.changed_facts(now)
         if changed:
             raise RefusedError("rollout %s changed after it was read: %s; nothing was written; describe it again"
                                % (decision.name, changes_text(decision.raw, now, changed)))
         decision.pin(now)  # the same facts, the same decision: only where the tests look may differ
     raise refused
+
+
+def _unknown(decision, why):
+    """The error for a write whose outcome cannot be known: it may have been recorded."""
+    return TransportError("%s; the write may have been recorded; check with kubectl aicr describe %s"
+                          % (why, decision.name))
+
+
+def _remaining_or_unknown(client, decision):
+    try:
+        return client.deadline.remaining()
+    except TransportError as exc:
+        raise _unknown(decision, "%s, before the write could be sent again" % exc) from None
 
 
 def failed_precondition(exc):
@@ -146,13 +196,23 @@ def failed_precondition(exc):
     return exc.code == 409 or (exc.code == 422 and not (exc.status or {}).get("details"))
 
 
-def _read_again(client, name):
+def _read_again(client, decision, lost=None):
+    """GET the rollout again (a dict). ``lost``: why the write's answer was lost; then a failure to read
+    says the write may have been recorded (TransportError), and a 404 too."""
+    name = decision.name
     try:
         return client.get(objects.rollout_path(name))
     except ApiError as exc:
-        if exc.code == 404:
+        if lost is None and exc.code == 404:
             raise RefusedError("rollout %s was deleted after it was read; nothing was written" % name) from None
-        raise
+        if lost is None:
+            raise
+        raise _unknown(decision, "%s, and reading rollout %s again failed: %s" % (lost, name, exc)) from None
+    except TransportError as exc:
+        if lost is None:
+            raise _unknown(decision, "the server refused the write as a conflict, and reading rollout %s again "
+                                     "failed: %s" % (name, exc)) from None
+        raise _unknown(decision, "%s, and reading rollout %s again failed: %s" % (lost, name, exc)) from None
 
 
 def _digests(new, old):
@@ -216,6 +276,8 @@ def check_answer(stored, decision, expected):
     """The rollout the server answered the write with must be the one decided on: its name, and every pinned
     fact the write does not set as read; and hold ``expected`` ({JSON pointer: value}, what was written).
     RefusedError otherwise (the write may have landed: the message says to look)."""
+    if decision.confirmed:  # read again and recognised by Decision.landed
+        return
     written = set(expected)
     kept = [fact for fact in decision.facts if objects.FACT_POINTERS[fact] not in written]
     name = decision.name
@@ -276,6 +338,22 @@ def require_target(rollout, expected):
     if not isinstance(target, str) or not target.startswith(expected):
         raise RefusedError("rollout %s targets %s, not %s (--expect-digest); nothing was written; describe it again"
                            % (rollout.name, target, expected))
+
+
+def require_bound(rollout, uid, assessment):
+    """--expect-uid and --expect-assessment: refuse unless the rollout (as read) has exactly this UID and an
+    assessment digest starting with ``assessment`` (``sha256:<hex>``); None: not asked. Names what differs."""
+    differ = []
+    if uid is not None and rollout.uid != uid:
+        differ.append("its UID is %s, not %s (--expect-uid): it was deleted and created again"
+                      % (rollout.uid, uid))
+    digest = rollout.assessment_digest
+    if assessment is not None and not (isinstance(digest, str) and digest.startswith(assessment)):
+        differ.append("its assessment report is %s, not %s (--expect-assessment)"
+                      % (digest if isinstance(digest, str) else "none", assessment))
+    if differ:
+        raise RefusedError("rollout %s is not what was described: %s; nothing was written; describe it again"
+                           % (rollout.name, "; ".join(differ)))
 
 
 def require_open(rollout, action):
