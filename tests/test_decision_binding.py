@@ -13,7 +13,6 @@
 import copy
 import hashlib
 import json
-import re
 import uuid
 
 import pytest

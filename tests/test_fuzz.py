@@ -71,7 +71,6 @@ def test_durations_parse_or_are_refused(text):
 # ---------------------------------------------------------------------------------------------
 # Every object field and response header the plugin reads, hostile, through every command
 
-import copy
 import hashlib
 import json
 import signal

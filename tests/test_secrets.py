@@ -103,7 +103,6 @@ def _exec_plugin(tmp_path, token, exit_code=0, expiry=None):
     status = {"token": token}
     if expiry:
         status["expirationTimestamp"] = expiry
-    import json
     import sys
     script.write_text("#!%s\nimport json, sys\nprint(json.dumps({'apiVersion': 'client.authentication.k8s.io/v1',"
                       " 'kind': 'ExecCredential', 'status': %r}))\nsys.exit(%d)\n" % (sys.executable, status, exit_code))

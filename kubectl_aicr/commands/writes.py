@@ -209,10 +209,8 @@ def _read_again(client, decision, lost=None):
             raise
         raise _unknown(decision, "%s, and reading rollout %s again failed: %s" % (lost, name, exc)) from None
     except TransportError as exc:
-        if lost is None:
-            raise _unknown(decision, "the server refused the write as a conflict, and reading rollout %s again "
-                                     "failed: %s" % (name, exc)) from None
-        raise _unknown(decision, "%s, and reading rollout %s again failed: %s" % (lost, name, exc)) from None
+        why = lost or "the server refused the write as a conflict"
+        raise _unknown(decision, "%s, and reading rollout %s again failed: %s" % (why, name, exc)) from None
 
 
 def _digests(new, old):
