@@ -1,6 +1,8 @@
 """In-process unit tests of pure parts, table style (as client-go's ``validation_test.go``): each row an
 input built in memory and the outcome expected. The built file's behaviour is the end-to-end tests'."""
 
+import os
+import sys
 import datetime
 import json
 
@@ -154,3 +156,21 @@ def test_utc_formatting_of_a_datetime_and_of_epoch_seconds():
     moment = datetime.datetime(2026, 11, 30, 14, 30, 5, 999, tzinfo=datetime.timezone(datetime.timedelta(hours=2)))
     assert helpers.format_utc(moment) == "2026-11-30T12:30:05Z"
     assert helpers.format_utc(moment.timestamp()) == "2026-11-30T12:30:05Z"
+
+
+def test_only_a_customize_module_from_outside_the_standard_library_is_a_reason_to_start_again(monkeypatch):
+    """start.environment_reasons: Debian's own sitecustomize.py (beside os.py) is the interpreter's; one in
+    site-packages or on PYTHONPATH is the user's environment."""
+    import types
+    from kubectl_aicr import start
+    for name in list(os.environ):
+        if name.startswith("PYTHON"):
+            monkeypatch.delenv(name)
+    stdlib = os.path.dirname(os.__file__)
+    for where, reason in ((os.path.join(stdlib, "sitecustomize.py"), []),
+                          (os.path.join(stdlib, "site-packages", "sitecustomize.py"), ["sitecustomize"]),
+                          ("/tmp/somewhere/sitecustomize.py", ["sitecustomize"])):
+        module = types.ModuleType("sitecustomize")
+        module.__file__ = where
+        monkeypatch.setitem(sys.modules, "sitecustomize", module)
+        assert [r for r in start.environment_reasons() if r != "user site-packages"] == reason, where

@@ -1,0 +1,82 @@
+"""The start of a run from the built file, after ``__main__.py`` checked the Python version and put this
+interpreter's bytecode first on sys.path (this module is loaded from that bytecode, so it costs no compile).
+
+- It leaves the user's Python environment behind: when the interpreter is not isolated and the environment
+  could change what runs (a PYTHON* variable other than the harmless ones in :data:`HARMLESS`, a user
+  site-packages folder on sys.path, a sitecustomize or usercustomize module from outside the interpreter's
+  own standard library), it runs itself again as ``python -I -S FILE ARGS`` (same interpreter, same
+  process id, through exec): no PYTHONPATH, PYTHONHOME, PYTHONSTARTUP, PYTHONINSPECT, PYTHONUSERBASE, user or
+  system site-packages, *customize module or current folder in that run.
+- A sitecustomize in the standard library's own folder (Debian's and Ubuntu's python3 ship one, the apport
+  hook) belongs to the interpreter as installed, like the rest of its standard library: it is no reason
+  to start again (it would cost every run a second interpreter start on those systems).
+- In the isolated run PYTHONIOENCODING still chooses the streams' encoding (:func:`keep_stream_encoding`).
+"""
+
+import os
+import sys
+
+# Variables that neither run code, nor add a folder to sys.path, nor print (Docker images set the first two).
+# PYTHONIOENCODING and PYTHONUTF8 only choose the terminal's encoding; an isolated run keeps them
+# (keep_stream_encoding, -X utf8).
+HARMLESS = ("PYTHONUNBUFFERED", "PYTHONDONTWRITEBYTECODE", "PYTHONHASHSEED", "PYTHONNOUSERSITE", "PYTHONSAFEPATH",
+            "PYTHONPYCACHEPREFIX", "PYTHONIOENCODING", "PYTHONUTF8")
+
+
+def _from_standard_library(module):
+    """True when ``module`` was loaded from the interpreter's standard library folder (where ``os`` is)."""
+    where = getattr(module, "__file__", None)
+    stdlib = os.path.dirname(getattr(os, "__file__", "") or "")
+    return bool(where and stdlib) and os.path.dirname(os.path.abspath(where)) == os.path.abspath(stdlib)
+
+
+def environment_reasons():
+    """What, in this process's start, the user's Python environment could have changed (empty: nothing)."""
+    reasons = sorted(name for name in os.environ if name.startswith("PYTHON") and name not in HARMLESS)
+    site = sys.modules.get("site")
+    user_site = getattr(site, "USER_SITE", None) if getattr(site, "ENABLE_USER_SITE", False) else None
+    if user_site and user_site in sys.path:
+        reasons.append("user site-packages")
+    reasons += [name for name in ("sitecustomize", "usercustomize")
+                if name in sys.modules and not _from_standard_library(sys.modules[name])]
+    return reasons
+
+
+def isolate(archive):
+    """Run ``archive`` again under ``python -I -S`` when :func:`environment_reasons` gives any; returns only
+    when it does not (or exec is impossible here: then the run carries on as started)."""
+    if sys.flags.isolated or not sys.executable or not environment_reasons():
+        return
+    utf8 = ["-X", "utf8=%d" % sys.flags.utf8_mode] if os.environ.get("PYTHONUTF8") else []
+    try:
+        os.execv(sys.executable, [sys.executable, "-I", "-S"] + utf8 + [archive] + sys.argv[1:])
+    except OSError:  # cannot run the interpreter again (no exec here): carry on as started
+        pass
+
+
+def keep_stream_encoding():
+    """In an isolated run, PYTHONIOENCODING still chooses stdout's encoding (and errors) and stderr's encoding,
+    as it did in the run that started this one (an unknown encoding is ignored)."""
+    value = os.environ.get("PYTHONIOENCODING") if sys.flags.isolated else None
+    if not value:
+        return
+    encoding, _, errors = value.partition(":")
+    for stream, stream_errors in ((sys.stdout, errors), (sys.stderr, None)):
+        try:
+            stream.reconfigure(encoding=encoding or None, errors=stream_errors or None)
+        except (AttributeError, LookupError, ValueError):
+            pass
+
+
+def run(archive):
+    """Start the plugin from the built file ``archive`` (None when run from the source): isolate, then
+    :func:`kubectl_aicr.main.main`; never returns (SystemExit with main's status)."""
+    if archive:
+        isolate(sys.argv[0] if os.path.exists(sys.argv[0]) else archive)
+        keep_stream_encoding()
+    try:
+        from .main import main
+    except KeyboardInterrupt:  # Ctrl-C while the modules load: the same line as later on
+        sys.stderr.write("error: interrupted\n")
+        sys.exit(130)
+    sys.exit(main())
