@@ -14,7 +14,7 @@
   certificate whose name is only in its CN is rejected, as Go's crypto/x509 rejects it.
 - Proxies: see :mod:`kubectl_aicr.kube.proxy_rules` (proxy-url, else HTTPS_PROXY/NO_PROXY) and
   :mod:`kubectl_aicr.kube.net` (the tunnels).
-- One ``http.client`` connection is reused for all of a command's requests.
+- One connection (HTTP/1.1, :mod:`kubectl_aicr.kube.http1`) is reused for all of a command's requests.
 - Every request of a command shares one :class:`Deadline` (30 s, the plugin page),
   exec credential plugins included; a watchdog closes the socket when it passes, so a
   server that trickles bytes or never answers cannot hold the command longer.
@@ -32,8 +32,6 @@
 import base64
 import binascii
 import datetime
-import email.utils
-import http.client
 import json
 import os
 import posixpath
@@ -45,12 +43,11 @@ from typing import NamedTuple, Optional, Tuple
 from urllib.parse import urlencode, urlsplit
 
 from .. import __version__, helpers
-from . import auth, net
+from . import auth, http1, net
 from ..errors import ApiError, AuthError, ConfigError, TransportError
 
 DEADLINE_SECONDS = 30.0
 MAX_RESPONSE_BYTES = 16 * 1024 * 1024  # an object is at most ~1.5 MiB in etcd; lists of plans stay well under
-CHUNK_BYTES = 64 * 1024
 USER_AGENT = "kubectl-aicr/%s" % __version__
 
 
@@ -277,35 +274,64 @@ def _load_client_certificate(context, cert_file, key_file):
         raise AuthError("cannot read the client certificate or key: %s" % (exc.strerror or exc)) from None
 
 
-class _Connection(http.client.HTTPSConnection):
-    """An HTTPSConnection through an optional proxy, whose TLS server name (SNI, verification) may differ
-    from the host."""
+class _Connection:
+    """One TLS connection to the API server, possibly through a proxy's tunnel, whose TLS server name (SNI,
+    verification) may differ from the host; requests and responses are :mod:`kubectl_aicr.kube.http1`'s."""
 
-    def __init__(self, host, port, context, server_name, timeout, via=None, tls_server_name=None):
-        super().__init__(host, port, context=context, timeout=timeout)
+    def __init__(self, host, port, context, server_name, via=None, tls_server_name=None):
+        self.host, self.port, self._context = host, port, context
         self._server_name = server_name
         self._via = via
         self._tls_server_name = tls_server_name
+        self.sock = None
+        self._reader = None
 
-    def connect(self):
+    def connect(self, timeout):
         if self._via is not None:
-            sock = net.connect_via_proxy(self._via, self.host, self.port, self.timeout, self._context,
-                                 self._tls_server_name)
+            sock = net.connect_via_proxy(self._via, self.host, self.port, timeout, self._context,
+                                         self._tls_server_name)
         else:
-            sock = net.connect_tcp(self.host, self.port, self.timeout)
+            sock = net.connect_tcp(self.host, self.port, timeout)
         try:
             if sock.family in (socket.AF_INET, socket.AF_INET6):  # not the pipe inside an https proxy's TLS
                 sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-            self.sock = self._context.wrap_socket(sock, server_hostname=self._server_name)
+            self.sock = self._context.wrap_socket(sock, server_hostname=net.ascii_name(self._server_name))
             if self._context.verify_mode != ssl.CERT_NONE:
                 net.require_san(self.sock, self._server_name)
         except BaseException:
             (self.sock or sock).close()
             self.sock = None
             raise
-        self.handshakes += 1
+        self._reader = self.sock.makefile("rb")
 
-    handshakes = 0
+    def exchange(self, method, target, headers, payload, timeout):
+        """Send one request and read its answer (an :class:`http1.Response`), connecting first if needed."""
+        if self.sock is None:
+            self.connect(timeout)
+        self.sock.settimeout(timeout)
+        self.sock.sendall(http1.request_bytes(method, target, headers, payload))
+        response = http1.read_response(self._reader, MAX_RESPONSE_BYTES, method)
+        if not response.keep_alive:
+            self.close()
+        return response
+
+    def close(self):
+        reader, sock, self._reader, self.sock = self._reader, self.sock, None, None
+        for item in (reader, sock):
+            if item is not None:
+                try:
+                    item.close()
+                except OSError:
+                    pass
+
+
+def _target(url):
+    """The request target as sent: every byte outside printable ASCII percent-encoded (UTF-8), as Go's
+    ``url.URL.EscapedPath`` sends a path holding spaces or non-ASCII letters (a server URL's path prefix)."""
+    if url.isascii() and url.isprintable() and " " not in url:
+        return url
+    return "".join(c if "!" <= c <= "~" else "".join("%%%02X" % b for b in c.encode("utf-8", "replace"))
+                   for c in url)
 
 
 def _choose_proxy(config, server, environ):
@@ -330,21 +356,6 @@ def impersonation_headers(impersonate):
         for value in values:
             headers.append(("Impersonate-Extra-" + auth.header_key_escape(key), value))
     return tuple(headers)
-
-
-_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
-
-
-def _send_request(connection, method, url, payload, headers):
-    """Send one request with ``headers`` [(name, value)] in order, a name possibly repeated (Impersonate-Group),
-    values as UTF-8 bytes (what Go sends for non-ASCII values; http.client would insist on latin-1), a lone
-    surrogate as U+FFFD (Go strings hold no surrogates)."""
-    connection.putrequest(method, url, skip_host=True, skip_accept_encoding=True)
-    for name, value in headers:
-        connection.putheader(name, _LONE_SURROGATE.sub("\ufffd", value).encode("utf-8"))
-    if payload is not None:
-        connection.putheader("Content-Length", str(len(payload)))
-    connection.endheaders(payload)
 
 
 class Client:
@@ -387,12 +398,9 @@ class Client:
                                  "check its clock" % (self.server, helpers.format_utc(date))) from None
 
     def _note_server_time(self, header):
-        try:
-            date = email.utils.parsedate_to_datetime(header) if header else None
-            if date is not None and date.tzinfo is not None:
-                self._server_date = (date.astimezone(datetime.timezone.utc), time.monotonic())
-        except (TypeError, ValueError, IndexError, OverflowError):  # unreadable, or out of datetime's range in UTC
-            pass
+        date = helpers.parse_http_date(header)  # None: absent or unreadable (RFC 9110's three forms only)
+        if date is not None:
+            self._server_date = (date, time.monotonic())
 
     def close(self):
         if self._connection is not None:
@@ -445,46 +453,21 @@ class Client:
         remaining = self.deadline.remaining()
         if self._connection is None:
             self._connection = _Connection(self.server.host, self.server.port, self.context,
-                                           self.config.server_name or self.server.host, remaining, self.proxy,
+                                           self.config.server_name or self.server.host, self.proxy,
                                            self.config.server_name)
         connection = self._connection
-        connection.timeout = remaining
-        if connection.sock is not None:
-            connection.sock.settimeout(remaining)
         with net.watchdog(remaining, lambda: net.shut(connection.sock)):  # a request outliving the deadline
             try:
-                _send_request(connection, method, url, payload, headers)
-                response = connection.getresponse()
-                self._note_server_time(response.getheader("Date"))
-                data = self._read_body(response)
-                return response.status, response.reason, response.getheader("Content-Type", ""), data
-            except (OSError, http.client.HTTPException) as exc:
-                self.close()
-                raise self._transport_error(exc) from None
-
-    def _read_body(self, response):
-        length = response.getheader("Content-Length")
-        if length and length.isdigit() and int(length) > MAX_RESPONSE_BYTES:
-            raise TransportError("server %s sent a response of %s bytes, over the %d-byte limit"
-                                 % (self.server, length, MAX_RESPONSE_BYTES))
-        chunks, total = [], 0
-        while True:
-            self.deadline.remaining()
-            if response.fp is not None and self._connection is not None and self._connection.sock is not None:
-                self._connection.sock.settimeout(self.deadline.remaining())
-            chunk = response.read(CHUNK_BYTES)
-            if not chunk:
-                break
-            total += len(chunk)
-            if total > MAX_RESPONSE_BYTES:
+                response = connection.exchange(method, _target(url), headers, payload, remaining)
+            except http1.BodyTooLarge:
                 self.close()
                 raise TransportError("server %s sent a response over the %d-byte limit"
-                                     % (self.server, MAX_RESPONSE_BYTES))
-            chunks.append(chunk)
-        if length and length.isdigit() and total < int(length):
-            self.close()
-            raise TransportError("server %s closed the connection in the middle of a response" % self.server)
-        return b"".join(chunks)
+                                     % (self.server, MAX_RESPONSE_BYTES)) from None
+            except (OSError, http1.ProtocolError) as exc:
+                self.close()
+                raise self._transport_error(exc) from None
+        self._note_server_time(response.header("Date"))
+        return response.status, response.reason, response.header("Content-Type", ""), response.body
 
     def _transport_error(self, exc):
         server = self.server.text
@@ -505,10 +488,10 @@ class Client:
             return TransportError("cannot connect to server %s%s: connection refused" % (server, via))
         if isinstance(exc, (ConnectionResetError, BrokenPipeError)):
             return TransportError("server %s%s reset the connection" % (server, via))
-        if isinstance(exc, http.client.IncompleteRead):
+        if isinstance(exc, http1.IncompleteResponse):
             return TransportError("server %s closed the connection in the middle of a response" % server)
-        if isinstance(exc, http.client.HTTPException):
-            return TransportError("server %s sent a malformed HTTP response (%s)" % (server, type(exc).__name__))
+        if isinstance(exc, http1.ProtocolError):
+            return TransportError("server %s sent a malformed HTTP response (%s)" % (server, exc))
         return TransportError("cannot talk to server %s%s: %s" % (server, via, getattr(exc, "strerror", None) or exc))
 
     # -- decoding the answer ------------------------------------------------------------------
