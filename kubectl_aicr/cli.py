@@ -1,4 +1,4 @@
-"""Command line: the commands and flags of docs/flags.md, parsed with argparse.
+"""Command line: the commands and flags of docs/flags.md, read as kubectl's pflag reads them; help by argparse.
 
 Conventions (the plugin page and kubectl's own flag handling, spf13/pflag):
 
@@ -14,10 +14,8 @@ The result of :func:`parse` is an :class:`Invocation`; ``None`` fields mean
 "flag not given", so callers apply the documented defaults themselves.
 """
 
-import argparse
 import collections
 import re
-import textwrap
 
 from . import __version__
 from .errors import UsageError
@@ -28,8 +26,17 @@ DEFAULT_REPRODUCE_DIR = "aicr-reproduce"
 MAX_REASON_CHARS = 1024
 MIN_EXPIRES_SECONDS = 60
 MIN_DIGEST_PREFIX = 16      # hex digits of --expect-digest, as describe shortens digests
-# A Kubernetes object name (RFC 1123 subdomain, k8s.io/apimachinery validation.IsDNS1123Subdomain).
-_OBJECT_NAME = re.compile(r"\A(?=.{1,253}\Z)[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\Z")
+_NAME_CHARACTERS = "abcdefghijklmnopqrstuvwxyz0123456789-"
+
+
+def is_object_name(text):
+    """True for a Kubernetes object name: an RFC 1123 subdomain (k8s.io/apimachinery validation
+    IsDNS1123Subdomain), 1 to 253 characters, dot-separated labels of ``a-z``, ``0-9`` and ``-`` that start
+    and end with a letter or digit. (String tests, not a regular expression: no compile at every start.)"""
+    if not 1 <= len(text) <= 253:
+        return False
+    return all(label and label[0] != "-" and label[-1] != "-" and not label.strip(_NAME_CHARACTERS)
+               for label in text.split("."))
 
 # (flag, metavar, help). Every command takes every one of these.
 FLAGS = (
@@ -207,6 +214,7 @@ def wrap_line(line, width, indent="", usage=False):
     """
     if len(indent) + len(line) <= width or not line.strip():
         return indent + line
+    import textwrap
     lead = len(line) - len(line.lstrip())
     body = line.lstrip()
     if body.startswith(PROG + " ") and not usage:
@@ -237,48 +245,63 @@ def wrap_line(line, width, indent="", usage=False):
     return "\n".join(wrapped).replace("\x00", " ")
 
 
-class _Formatter(argparse.RawDescriptionHelpFormatter):
-    """argparse's formatter for the terminal's width (``COLUMNS``, at most 100; :func:`help_width`): every line
-    is wrapped at word boundaries, never inside a word or at a hyphen (``aicr-reproduce`` and resource names
-    stay whole). At :data:`HELP_WIDTH` the build pre-renders it (:func:`help_texts`)."""
-
-    def __init__(self, prog, indent_increment=2, max_help_position=24, width=None):
-        if width is None and _fixed_width is None:
-            import shutil
-            width = help_width(shutil.get_terminal_size().columns)
-        super().__init__(prog, indent_increment, max_help_position, width or _fixed_width)
-
-    def _split_lines(self, text, width):
-        return textwrap.wrap(" ".join(text.split()), width, break_on_hyphens=False, break_long_words=False)
-
-    def _fill_text(self, text, width, indent):
-        return "\n".join(wrap_line(line, width, indent) for line in text.splitlines())
-
-    def _format_usage(self, usage, actions, groups, prefix):
-        text = super()._format_usage(usage, actions, groups, prefix)
-        return "\n".join(wrap_line(line, self._width, usage=True) for line in text.rstrip("\n").split("\n")) + "\n\n"
+_ARGPARSE = {}
 
 
-class _Parser(argparse.ArgumentParser):
-    """An ArgumentParser that raises instead of printing and exiting."""
+def _argparse():
+    """(argparse, the help formatter class, the parser class), made on first use: only help and ``--version``
+    need argparse; a command line is read by :func:`_values` (argparse with gettext and textwrap cost every
+    start ~3 ms, issue 15)."""
+    if _ARGPARSE:
+        return _ARGPARSE["module"], _ARGPARSE["formatter"], _ARGPARSE["parser"]
+    import argparse
 
-    def error(self, message):
-        import re as _re
-        match = _re.match(r"argument COMMAND: invalid choice: '(.*)' \(choose from", message)
-        if match:
-            import difflib
-            close = difflib.get_close_matches(match.group(1), list(COMMANDS), n=1)
-            hint = "; did you mean %r?" % close[0] if close else ""
-            raise UsageError("unknown command %r%s (commands: %s)" % (match.group(1), hint, ", ".join(COMMANDS)))
-        raise UsageError(message)
+    class _Formatter(argparse.RawDescriptionHelpFormatter):
+        """argparse's formatter for the terminal's width (``COLUMNS``, at most 100; :func:`help_width`): every line
+        is wrapped at word boundaries, never inside a word or at a hyphen (``aicr-reproduce`` and resource names
+        stay whole). At :data:`HELP_WIDTH` the build pre-renders it (:func:`help_texts`)."""
 
-    def exit(self, status=0, message=None):
-        if status:
-            raise UsageError((message or "").strip() or "bad arguments")
-        raise HelpRequested(message or "")
+        def __init__(self, prog, indent_increment=2, max_help_position=24, width=None):
+            if width is None and _fixed_width is None:
+                import shutil
+                width = help_width(shutil.get_terminal_size().columns)
+            super().__init__(prog, indent_increment, max_help_position, width or _fixed_width)
 
-    def print_help(self, file=None):
-        raise HelpRequested(self.format_help())
+        def _split_lines(self, text, width):
+            import textwrap
+            return textwrap.wrap(" ".join(text.split()), width, break_on_hyphens=False, break_long_words=False)
+
+        def _fill_text(self, text, width, indent):
+            return "\n".join(wrap_line(line, width, indent) for line in text.splitlines())
+
+        def _format_usage(self, usage, actions, groups, prefix):
+            text = super()._format_usage(usage, actions, groups, prefix)
+            return "\n".join(wrap_line(line, self._width, usage=True) for line in text.rstrip("\n").split("\n")) + "\n\n"
+
+
+    class _Parser(argparse.ArgumentParser):
+        """An ArgumentParser that raises instead of printing and exiting."""
+
+        def error(self, message):
+            import re as _re
+            match = _re.match(r"argument COMMAND: invalid choice: '(.*)' \(choose from", message)
+            if match:
+                import difflib
+                close = difflib.get_close_matches(match.group(1), list(COMMANDS), n=1)
+                hint = "; did you mean %r?" % close[0] if close else ""
+                raise UsageError("unknown command %r%s (commands: %s)" % (match.group(1), hint, ", ".join(COMMANDS)))
+            raise UsageError(message)
+
+        def exit(self, status=0, message=None):
+            if status:
+                raise UsageError((message or "").strip() or "bad arguments")
+            raise HelpRequested(message or "")
+
+        def print_help(self, file=None):
+            raise HelpRequested(self.format_help())
+
+    _ARGPARSE.update(module=argparse, formatter=_Formatter, parser=_Parser)
+    return argparse, _Formatter, _Parser
 
 
 def uses_flag(command, flag):
@@ -293,6 +316,7 @@ def uses_flag(command, flag):
 def _add_flags(parser, command=None):
     """Every flag on ``parser``; for a command, those it uses under ``flags:``, the others accepted but not shown
     (its help's epilog names them)."""
+    argparse = _argparse()[0]
     title = "flags (every command accepts every flag)" if command is None else "flags"
     group = parser.add_argument_group(title)
     for flag, metavar, text in FLAGS:
@@ -336,6 +360,7 @@ def _epilog():
 def build_parser(only=None):
     """Return the top-level argparse parser, with one subparser per command (only for ``only`` when given:
     parsing one command's line needs no other, and each subparser costs start-up time)."""
+    argparse, _Formatter, _Parser = _argparse()
     parser = _Parser(
         prog=PROG, allow_abbrev=False,
         usage="\n       ".join("%(prog)s " + line for line in TOP_USAGES),
@@ -390,6 +415,7 @@ def prerendered_source():
 
 
 def _add_version(parser):
+    argparse = _argparse()[0]
     parser.add_argument("--version", action="store_true", default=argparse.SUPPRESS,
                         help="print the plugin's version and the Python running it")
 
@@ -453,37 +479,21 @@ def parse(argv):
     Raises :class:`UsageError` for a bad command line and :class:`HelpRequested`
     (carrying the text) for ``-h``, ``--help``, ``help [COMMAND]`` or no arguments.
     """
-    parser = build_parser(_command_word(argv))
     if not argv:
-        raise HelpRequested(parser.format_help())
+        raise HelpRequested(build_parser(None).format_help())
     if "--" in argv:
         raise UsageError("'--' is not supported: names never start with '-'")
     joined = _switches(_join_flag_values(argv))
     _check_flag_names(joined)
     _check_flag_values(joined)
-    ns, extra = parser.parse_known_args(joined)
-    if extra:  # kubectl's words for operands a command does not take (cmdutil.UsageErrorf, kubectl config view)
-        raise UsageError("unexpected arguments: [%s]" % " ".join(extra), hints=[_see(joined)])
-    values = vars(ns)
+    values = _values_by_argparse(argv, joined) if _asks_for_help(joined) else _values(joined)
     command = values.get("command")
-    if values.get("version"):
-        raise HelpRequested(version_text())
     if command is None:
         raise UsageError("no command given; see 'kubectl aicr help'")
-    if command == "help":
-        topic = values.get("name")
-        if topic is None:
-            raise HelpRequested(parser.format_help())
-        if topic not in COMMANDS:
-            raise UsageError("unknown command %r for 'kubectl aicr help'" % topic)
-        try:
-            parser.parse_args([topic, "--help"])
-        except HelpRequested as shown:
-            raise shown
     operand, required, _, _ = COMMANDS[command]
     if required and not values.get("name"):
         raise UsageError("%s needs a %s name: kubectl aicr %s %s [flags]" % (command, operand, command, operand))
-    if operand == "ROLLOUT" and not _OBJECT_NAME.match(values["name"]):
+    if operand == "ROLLOUT" and not is_object_name(values["name"]):
         raise UsageError("%r is not a rollout name (a Kubernetes object name: lower-case letters, digits, '-' "
                          "and '.', at most 253 characters)" % values["name"])
     for flag, _, _ in FLAGS:
@@ -506,6 +516,70 @@ def parse(argv):
         flag_warnings=(deprecated,) if deprecated else (), expect_uid=values.get("expect_uid"),
         expect_assessment=values.get("expect_assessment"))
     return invocation
+
+
+def _asks_for_help(joined):
+    """True when the joined words ask for help or the version (``-h``, ``--help``, ``--version``, the ``help``
+    command): argparse answers those."""
+    operands = [word for word in joined if not word.startswith("-") or word == "-"]
+    return any(word in ("-h", "--help", "--version") for word in joined) or operands[:1] == ["help"]
+
+
+def _values(joined):
+    """{Invocation field: value} of ``joined`` (the words after :func:`_join_flag_values` and the checks of
+    the flag names and values), as pflag and cobra read them: a flag anywhere, before or after the command;
+    the last of a flag given twice wins, ``--as-group`` keeps each; the first operand is the command, the
+    next its ROLLOUT or PLAN. UsageError for an unknown command or an operand too many."""
+    values, operands = {}, []
+    for word in joined:
+        if word.startswith("--"):
+            flag, sep, value = word.partition("=")
+            value = value if sep else True  # a switch (--all); a flag needing a value was refused without one
+            if flag in REPEATABLE:
+                values.setdefault(dest(flag), []).append(value)
+            else:
+                values[dest(flag)] = value
+        else:
+            operands.append(word)
+    if not operands:
+        return values
+    command, rest = operands[0], operands[1:]
+    if command not in COMMANDS:
+        raise _unknown_command(command)
+    values["command"] = command
+    if COMMANDS[command][0] and rest:
+        values["name"] = rest.pop(0)
+    if rest:  # kubectl's words for operands a command does not take (cmdutil.UsageErrorf, kubectl config view)
+        raise UsageError("unexpected arguments: [%s]" % " ".join(rest), hints=[_see(joined)])
+    return values
+
+
+def _values_by_argparse(argv, joined):
+    """:func:`_values` for a command line asking for help or the version: argparse raises HelpRequested with
+    the text (or ``--version``'s line), as the help was rendered."""
+    parser = build_parser(_command_word(argv))
+    ns, extra = parser.parse_known_args(joined)
+    if extra:
+        raise UsageError("unexpected arguments: [%s]" % " ".join(extra), hints=[_see(joined)])
+    values = vars(ns)
+    if values.get("version"):
+        raise HelpRequested(version_text())
+    if values.get("command") == "help":
+        topic = values.get("name")
+        if topic is None:
+            raise HelpRequested(parser.format_help())
+        if topic not in COMMANDS:
+            raise UsageError("unknown command %r for 'kubectl aicr help'" % topic)
+        parser.parse_args([topic, "--help"])  # raises HelpRequested with the command's help
+    return values
+
+
+def _unknown_command(word):
+    """The usage error for a command word that is none (with the closest command, as cobra suggests one)."""
+    import difflib
+    close = difflib.get_close_matches(word, list(COMMANDS), n=1)
+    hint = "; did you mean %r?" % close[0] if close else ""
+    return UsageError("unknown command %r%s (commands: %s)" % (word, hint, ", ".join(COMMANDS)))
 
 
 def typed_invocation(words):

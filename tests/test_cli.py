@@ -94,3 +94,53 @@ def test_malformed_durations_are_refused(text):
 def test_a_value_may_start_with_a_dash_as_pflag_takes_it():
     inv = cli.parse(["approve", "r", "--expires", "-1h", "--reason", "--version"])
     assert inv.expires == "-1h" and inv.reason == "--version"
+
+
+# -- the hand parser (cli._values) against argparse on the same words ---------------------------------------
+
+from hypothesis import given, settings, strategies as st  # noqa: E402
+
+_WORDS = st.sampled_from(["describe", "approve", "list", "version", "reproduce", "acknowledge", "bogus", "r",
+                          "x", "-", "", "--kubeconfig=k", "--context=c", "--context=", "--all", "--dry-run=server",
+                          "--as=u", "--as-group=g", "--as-group=h", "--reason=a=b", "--expires=-1h",
+                          "--operator-namespace=ns", "--allow-unverified-report=true", "--release=rel"])
+
+
+def _by_argparse(joined):
+    try:
+        return ("ok", {k: v for k, v in cli._values_by_argparse(joined, joined).items() if v is not None})
+    except UsageError as exc:
+        return ("usage", str(exc))
+
+
+def _by_hand(joined):
+    try:
+        return ("ok", cli._values(joined))
+    except UsageError as exc:
+        return ("usage", str(exc))
+
+
+@settings(max_examples=400, deadline=None, derandomize=True)
+@given(st.lists(_WORDS, max_size=7))
+def test_the_hand_parser_reads_every_command_line_as_argparse_does(words):
+    """Outside help, a command line is read without argparse (start-up time); argparse, which renders the
+    help, is the reference: same values, same usage errors. One deliberate difference: a repeated
+    --as-group on both sides of the command word keeps every group (pflag's StringArray; argparse 3.9+ keeps
+    only those after the command)."""
+    groups = [i for i, w in enumerate(words) if w.startswith("--as-group")]
+    command_at = next((i for i, w in enumerate(words) if not w.startswith("--")), len(words))
+    if groups and groups[0] < command_at < groups[-1]:
+        return
+    assert _by_hand(list(words)) == _by_argparse(list(words))
+
+
+def test_as_group_on_both_sides_of_the_command_keeps_every_group():
+    inv = cli.parse(["--as", "u", "--as-group", "a", "describe", "r", "--as-group", "b"])
+    assert inv.as_groups == ("a", "b")
+
+
+@pytest.mark.parametrize("name,ok", [("a", True), ("a-b.c9", True), ("-a", False), ("a-", False), ("a..b", False),
+                                     ("A", False), ("a" * 253, True), ("a" * 254, False), ("", False),
+                                     ("a.b-", False), ("a\n", False), ("é", False), (".a", False)])
+def test_rollout_names_are_rfc_1123_subdomains(name, ok):
+    assert cli.is_object_name(name) is ok
