@@ -685,7 +685,7 @@ MAX_DURATION_NANOSECONDS = (1 << 63) - 1  # Go's time.Duration is int64 nanoseco
 MAX_DURATION_SECONDS = MAX_DURATION_NANOSECONDS / 1e9
 _DURATION_UNITS = {"ns": 1, "us": 1000, "\u00b5s": 1000, "\u03bcs": 1000, "ms": 1000000, "s": 1000000000,
                    "m": 60 * 1000000000, "h": 3600 * 1000000000}
-_DURATION_PART = re.compile(r"([0-9]*)(?:\.([0-9]*))?(ns|us|\u00b5s|\u03bcs|ms|s|m|h)")
+_DURATION_PART = r"([0-9]*)(?:\.([0-9]*))?(ns|us|\u00b5s|\u03bcs|ms|s|m|h)"  # compiled on first use
 
 
 def _leading_fraction(digits):
@@ -719,7 +719,7 @@ def parse_duration(text):
         raise UsageError(invalid)
     total, position = 0, 0
     while position < len(text):
-        match = _DURATION_PART.match(text, position)
+        match = re.compile(_DURATION_PART).match(text, position)
         if not match or (match.group(1) == "" and not match.group(2)):
             raise UsageError(invalid)
         whole = int(match.group(1) or "0")
@@ -753,7 +753,7 @@ def operator_namespace(invocation):
     return checked_namespace(invocation.operator_namespace or DEFAULT_OPERATOR_NAMESPACE)
 
 
-_DNS1123_LABEL = re.compile(r"\A[a-z0-9]([-a-z0-9]*[a-z0-9])?\Z")
+_DNS1123_LABEL = r"\A[a-z0-9]([-a-z0-9]*[a-z0-9])?\Z"  # compiled on first use
 
 
 def checked_namespace(name, flag="--operator-namespace"):
@@ -762,7 +762,7 @@ def checked_namespace(name, flag="--operator-namespace"):
     that nothing is sent (``A B`` or ``../../..`` would change the request's path)."""
     if len(name) > 63:
         raise UsageError("invalid value \"%s\" for %s: must be no more than 63 characters" % (_safe(name), flag))
-    if not _DNS1123_LABEL.match(name):
+    if not re.match(_DNS1123_LABEL, name):
         raise UsageError("invalid value \"%s\" for %s: a lowercase RFC 1123 label must consist of lower case "
                          "alphanumeric characters or '-', and must start and end with an alphanumeric character "
                          "(e.g. 'my-name',  or '123-abc', regex used for validation is "

@@ -19,7 +19,6 @@ sections in the order a reader decides in, values aligned per section,
 import codecs
 import os
 import re
-import shlex
 import sys
 
 from .errors import AicrError
@@ -68,8 +67,14 @@ ESCAPED_RANGES = (
     (0xE0000, 0xE0FFF),  # tags, variation selectors supplement, reserved (Cf, DI)
 )
 
-_UNSAFE = re.compile("[%s]" % "".join(
-    "%s-%s" % (re.escape(chr(first)), re.escape(chr(last))) for first, last in ESCAPED_RANGES))
+_UNSAFE = []  # the compiled class of ESCAPED_RANGES, made by the first line that is not printable ASCII
+
+
+def _unsafe():
+    if not _UNSAFE:
+        _UNSAFE.append(re.compile("[%s]" % "".join(
+            "%s-%s" % (re.escape(chr(first)), re.escape(chr(last))) for first, last in ESCAPED_RANGES)))
+    return _UNSAFE[0]
 
 
 def _escape_code(code):
@@ -104,7 +109,9 @@ def _showable(ch, encoding):
 def shown(text, encoding=None):
     """``text`` (str) as it reaches a terminal: every character in :data:`ESCAPED_RANGES`, and every one
     ``encoding`` (a codec name, or None for any) cannot encode, as ``\\xNN``/``\\uNNNN``/``\\UNNNNNNNN``."""
-    text = _UNSAFE.sub(_escape, text)
+    if text.isascii() and text.isprintable():  # U+0020 to U+007E: nothing to escape, in any encoding
+        return text
+    text = _unsafe().sub(_escape, text)
     if encoding is None or encoding == "utf-8":
         return text
     try:
@@ -173,6 +180,7 @@ def shell_line(words):
 
 
 def _shell_word(word, encoding):
+    import shlex  # only reproduce prints shell lines
     if shown(word) != word:
         raise ValueError("a word with characters that cannot be shown as they are")
     if shown(word, encoding) == word:

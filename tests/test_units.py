@@ -174,3 +174,32 @@ def test_only_a_customize_module_from_outside_the_standard_library_is_a_reason_t
         module.__file__ = where
         monkeypatch.setitem(sys.modules, "sitecustomize", module)
         assert [r for r in start.environment_reasons() if r != "user site-packages"] == reason, where
+
+
+@pytest.mark.parametrize("size", [0, 1, 55, 56, 63, 64, 65, 1000, 1 << 17])
+def test_the_digest_is_sha256_whichever_implementation_runs(size):
+    """objects.sha256_digest uses CPython's built-in SHA-256 when present (start-up time), hashlib otherwise."""
+    import hashlib
+    from kubectl_aicr.aicr import objects
+    data = bytes((i * 7 + size) % 256 for i in range(size))
+    assert objects.sha256_digest(data) == "sha256:" + hashlib.sha256(data).hexdigest()
+
+
+@pytest.mark.parametrize("text,digest", [("sha256:" + "0" * 64, True), ("sha256:" + "a1" * 32, True),
+                                         ("sha256:" + "A" * 64, False), ("sha256:" + "0" * 63, False),
+                                         ("sha256:" + "0" * 65, False), ("sha512:" + "0" * 64, False),
+                                         ("sha256:" + "0" * 63 + "\n", False), ("sha256:" + "g" * 64, False),
+                                         (None, False), (7, False), ("", False)])
+def test_a_digest_is_sha256_and_64_lower_case_hex_digits(text, digest):
+    from kubectl_aicr.aicr import objects
+    assert objects.is_digest(text) is digest
+
+
+@pytest.mark.parametrize("text", ["plain ascii", "tab\there", "esc\x1b[31m", "del\x7f", "caf\u00e9", "\u202eevil",
+                                  "zero\u200bwidth", "", " ~!", "nbsp\u00a0x"])
+def test_the_writer_escapes_the_same_with_and_without_its_ascii_shortcut(text):
+    """output.shown skips the escape pattern for printable ASCII: the result is what the pattern gives."""
+    from kubectl_aicr import output
+    expected = output._unsafe().sub(output._escape, text)
+    assert output.shown(text) == expected
+    assert output.shown(text, "ascii") == output.shown(expected, "ascii")

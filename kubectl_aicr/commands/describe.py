@@ -310,7 +310,7 @@ def binding_lines(rollout):
     """The decision this rollout waits on, bound to what was shown: its UID, target plan and assessment
     digest as --expect-uid, --expect-digest and --expect-assessment (the write commands refuse when any of
     them differs). No line for a rollout that waits on no decision or whose facts are malformed."""
-    if rollout.ended or not isinstance(rollout.uid, str) or not objects.DIGEST_RE.match(
+    if rollout.ended or not isinstance(rollout.uid, str) or not objects.is_digest(
             rollout.to_digest if isinstance(rollout.to_digest, str) else ""):
         return []
     if rollout.phase == "AwaitingAcknowledgement" and isinstance(rollout.awaiting_acknowledgement, str):
@@ -323,6 +323,6 @@ def binding_lines(rollout):
         return []
     command += " --expect-uid %s --expect-digest %s" % (rollout.uid, objects.short_digest(rollout.to_digest))
     digest = rollout.assessment_digest
-    if isinstance(digest, str) and objects.DIGEST_RE.match(digest):
+    if isinstance(digest, str) and objects.is_digest(digest):
         command += " --expect-assessment %s" % objects.short_digest(digest)
     return ["", "Decide on exactly this: %s %s" % (cli.PROG, output.safe(command))]

@@ -127,7 +127,7 @@ def find_plan(client, namespace, name):
                     _plan_by_digest(client, namespace, digest)
         raise RefusedError("ClusterRuntime %s has neither an active nor a candidate plan" % objects.RUNTIME_NAME)
     if name.startswith("sha256:"):
-        how = "found by its digest" if objects.DIGEST_RE.match(name) else "found by its digest prefix"
+        how = "found by its digest" if objects.is_digest(name) else "found by its digest prefix"
         return how, _plan_by_digest(client, namespace, name)
     configmap = _get(client, objects.configmap_path(namespace, name), "plan %s" % name)
     digest = objects.plan(configmap).digest
@@ -152,10 +152,10 @@ def _plan_by_digest(client, namespace, digest):
     matches = []
     for item in objects.list_items(listed, "plan ConfigMaps"):
         found = objects.plan(item).digest
-        if isinstance(found, str) and objects.DIGEST_RE.match(found) and found.startswith(digest):
+        if isinstance(found, str) and objects.is_digest(found) and found.startswith(digest):
             matches.append(item)
     if not matches:
-        if objects.DIGEST_RE.match(digest):
+        if objects.is_digest(digest):
             raise RefusedError("no plan ConfigMap in %s has desired-state digest %s" % (namespace, digest))
         raise RefusedError("no plan ConfigMap in %s has a desired-state digest starting with %s" % (namespace, digest))
     digests = sorted(set(objects.plan(m).digest for m in matches))
@@ -204,10 +204,10 @@ def _checked_render_inputs(plan):
     for value in (plan.render_flags, plan.aicr_image, plan.bundle):
         if isinstance(value, objects.Invalid):
             raise RefusedError("plan %s: %s" % (plan.name, value))
-    if not plan.aicr_image or not objects.IMAGE_BY_DIGEST_RE.match(plan.aicr_image):
+    if not plan.aicr_image or not re.match(objects.IMAGE_BY_DIGEST, plan.aicr_image):
         raise RefusedError("plan %s: its AICR image %s is not an image reference pinned by digest "
                            "(name@sha256:<64 hex>)" % (plan.name, output.safe(plan.aicr_image)))
-    if not plan.bundle or not objects.IMAGE_BY_DIGEST_RE.match(plan.bundle):
+    if not plan.bundle or not re.match(objects.IMAGE_BY_DIGEST, plan.bundle):
         raise RefusedError("plan %s: its bundle %s is not a reference pinned by digest (name@sha256:<64 hex>)"
                            % (plan.name, output.safe(plan.bundle)))
     for value in [plan.aicr_image, plan.bundle] + list(plan.render_flags):

@@ -26,7 +26,7 @@ from urllib.parse import unquote, urlsplit
 
 from ..errors import ConfigError
 
-_SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*)://")
+_SCHEME = r"^([A-Za-z][A-Za-z0-9+.-]*)://"  # compiled on first use
 _DEFAULT_PORTS = {"http": 80, "https": 443, "socks5": 1080, "socks5h": 1080}
 
 
@@ -69,7 +69,7 @@ def _redacted(text):
 def parse_proxy_url(text, cluster_name):
     """A cluster's ``proxy-url`` -> Proxy (client-go ``parseProxyURL``); ConfigError naming the cluster."""
     origin = "proxy-url of cluster %r" % cluster_name
-    match = _SCHEME.match(text)
+    match = re.match(_SCHEME, text)
     if not match:
         raise ConfigError("invalid 'proxy-url' %s for cluster %r: could not parse: %s; write it as "
                           "http://host:port" % (_redacted(text), cluster_name, _redacted(text)))
@@ -81,11 +81,11 @@ def parse_proxy_url(text, cluster_name):
 
 def _environment_proxy(name, value):
     """An HTTPS_PROXY value -> Proxy, read as Go's httpproxy ``parseProxy`` reads it."""
-    match = _SCHEME.match(value)
+    match = re.match(_SCHEME, value)
     if not match or match.group(1).lower() not in ("http", "https", "socks5", "socks5h"):
         value = "http://" + value
     proxy = _split(value, name)
-    if not _SCHEME.match(value) or proxy.scheme not in _DEFAULT_PORTS:
+    if not re.match(_SCHEME, value) or proxy.scheme not in _DEFAULT_PORTS:
         raise ConfigError("%s=%s is not a proxy URL kubectl-aicr can use" % (name, _redacted(value)))
     return proxy
 

@@ -189,13 +189,13 @@ def tls_context(config, credentials, secrets=None):
 # trust store ends a chain wherever it sits in it, as every certificate of Go's x509.CertPool does.
 VERIFY_X509_PARTIAL_CHAIN = getattr(ssl, "VERIFY_X509_PARTIAL_CHAIN", 0x80000)
 MAX_CA_BYTES = 16 * 1024 * 1024
-_PEM_BLOCK = re.compile(rb"-----BEGIN ([^\r\n]*?)-----[ \t]*\r?\n(.*?)\n-----END \1-----", re.S)
+_PEM_BLOCK = rb"-----BEGIN ([^\r\n]*?)-----[ \t]*\r?\n(.*?)\n-----END \1-----"  # compiled on first use
 
 
 def pem_blocks(data):
     """Yield ``(type, headers_present, der_or_None)`` for each PEM block of ``data`` (bytes), as Go's
     ``encoding/pem`` ``Decode`` finds them; ``der`` is None when the body is not valid base64."""
-    for match in _PEM_BLOCK.finditer(data):
+    for match in re.finditer(_PEM_BLOCK, data, re.S):
         body = match.group(2)
         first = body.split(b"\n", 1)[0]
         headers = b":" in first

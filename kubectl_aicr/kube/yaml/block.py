@@ -36,15 +36,17 @@ _KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-]*(?:/[A-Za-z0-9_.\-]+)*\Z")
 _NOT_STRING_KEYS = frozenset(["null", "Null", "NULL", "true", "True", "TRUE", "false", "False", "FALSE"])
 _NULLS = {"~": None, "null": None, "Null": None, "NULL": None}
 _BOOLS = {"true": True, "True": True, "TRUE": True, "false": False, "False": False, "FALSE": False}
-_DECIMAL = re.compile(r"[-+]?[0-9]+\Z")
+# Patterns compiled on first use (re caches them): most starts never need them (issue 15: each compile
+# at import costs every start 0.1 to 0.4 ms). _KEY is needed by every load, so it is compiled here.
+_DECIMAL = r"[-+]?[0-9]+\Z"
 # Any other plain scalar the core schema would not read as a string (octal, hex, floats, .inf, .nan).
-_OTHER_NUMBER = re.compile(r"""(?:0o[0-7]+|0x[0-9a-fA-F]+|[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?
-                               |[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))\Z""", re.X)
+_OTHER_NUMBER = (r"""(?:0o[0-7]+|0x[0-9a-fA-F]+|[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?
+                               |[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))\Z""")
 _NUMBER_FIRST = frozenset("0123456789+-.")
 _PLAIN_FIRST_BAD = frozenset("-?:,[]{}#&*!|>'\"%@`")
-_JSON_ESCAPES = re.compile(r'\\(?:["\\/bfnrt]|u(?![dD][89abAB])[0-9a-fA-F]{4})')
+_JSON_ESCAPES = r'\\(?:["\\/bfnrt]|u(?![dD][89abAB])[0-9a-fA-F]{4})'
 _ASCII_OK = bytes(range(32, 127)) + b"\n"  # what may stay when the ASCII text's other bytes are deleted
-_BAD_CHARS = re.compile("[\t\r\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ufeff\ufffe\uffff\ud800-\udfff]")
+_BAD_CHARS = "[\t\r\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ufeff\ufffe\uffff\ud800-\udfff]"
 
 
 CORE, GO_YAML = "core", "go-yaml-v2"
@@ -59,10 +61,10 @@ for _words, _value in (("y Y yes Yes YES true True TRUE on On ON", True),
         _GO_TABLE[_word] = _value
 _GO_FIRST = frozenset("+-0123456789.yYnNtTfFoO~")  # resolve.go's resolveTable: what may not be a string
 # strconv.ParseInt(s, 0, 64) after go-yaml removed every "_": sign, then 0x / 0o / 0b / leading-0 octal / decimal.
-_GO_INT = re.compile(r"([-+]?)(?:0[xX]([0-9a-fA-F]+)|0[oO]([0-7]+)|0[bB]([01]+)|0([0-7]*)|([1-9][0-9]*))\Z")
+_GO_INT = r"([-+]?)(?:0[xX]([0-9a-fA-F]+)|0[oO]([0-7]+)|0[bB]([01]+)|0([0-7]*)|([1-9][0-9]*))\Z"
 _GO_INT_BASES = (16, 8, 2, 8, 10)
-_GO_FLOAT = re.compile(r"[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?\Z")  # yamlStyleFloat
-_GO_DOT_FLOAT = re.compile(r"\.[0-9]+(?:[eE][-+]?[0-9]+)?\Z")  # strconv.ParseFloat of a plain "." scalar
+_GO_FLOAT = r"[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?\Z"  # yamlStyleFloat
+_GO_DOT_FLOAT = r"\.[0-9]+(?:[eE][-+]?[0-9]+)?\Z"  # strconv.ParseFloat of a plain "." scalar
 
 
 def resolve_go_yaml(text):
@@ -78,13 +80,13 @@ def resolve_go_yaml(text):
     if first not in _GO_FIRST or first in "yYnNtTfFoO~":
         return text
     if first == ".":
-        if _GO_DOT_FLOAT.match(text):
+        if re.match(_GO_DOT_FLOAT, text):
             value = float(text)
             if value != float("inf"):
                 return value
         return text
     plain = text.replace("_", "")
-    match = _GO_INT.match(plain)
+    match = re.match(_GO_INT, plain)
     if match is not None:
         index = next(i for i, group in enumerate(match.groups()[1:]) if group is not None)
         digits = match.group(index + 2)
@@ -93,7 +95,7 @@ def resolve_go_yaml(text):
             value = -value
         if -(1 << 63) <= value < (1 << 63) or (not match.group(1) and value < (1 << 64)):
             return value
-    if _GO_FLOAT.match(plain):
+    if re.match(_GO_FLOAT, plain):
         value = float(plain)
         if value not in (float("inf"), float("-inf")):  # strconv.ParseFloat: out of range is an error
             return value
@@ -112,7 +114,7 @@ def load(text, schema=CORE):
     if text.isascii():
         if text.encode("ascii").translate(None, _ASCII_OK):
             return None  # a control character or a tab
-    elif _BAD_CHARS.search(text):
+    elif re.search(_BAD_CHARS, text):
         return None
     indents, contents = [], []
     for line in text.split("\n"):
@@ -255,9 +257,9 @@ def _core_plain(text):
     """A one-line plain scalar by the core schema; _Outside for numbers other than decimal integers."""
     first = text[0]
     if first in _NUMBER_FIRST:
-        if _DECIMAL.match(text):
+        if re.match(_DECIMAL, text):
             return int(text)
-        if _OTHER_NUMBER.match(text):
+        if re.match(_OTHER_NUMBER, text, re.X):
             raise _Outside()
     elif first in "~nNtTfF":
         if text in _NULLS:
@@ -284,7 +286,7 @@ def _double_quoted(text):
     if len(text) < 2 or not text.endswith('"'):
         raise _Outside()
     inner = text[1:-1]
-    stripped = _JSON_ESCAPES.sub("", inner)
+    stripped = re.sub(_JSON_ESCAPES, "", inner)
     if '"' in stripped or "\\" in stripped:
         raise _Outside()
     try:
