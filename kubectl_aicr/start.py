@@ -70,7 +70,8 @@ def keep_stream_encoding():
 
 def run(archive):
     """Start the plugin from the built file ``archive`` (None when run from the source): isolate, then
-    :func:`kubectl_aicr.main.main`; never returns (SystemExit with main's status)."""
+    :func:`kubectl_aicr.main.main`; never returns (from the built file :func:`leave`, else SystemExit, with
+    main's status)."""
     if archive:
         isolate(sys.argv[0] if os.path.exists(sys.argv[0]) else archive)
         keep_stream_encoding()
@@ -79,4 +80,23 @@ def run(archive):
     except KeyboardInterrupt:  # Ctrl-C while the modules load: the same line as later on
         sys.stderr.write("error: interrupted\n")
         sys.exit(130)
-    sys.exit(main())
+    status = main()
+    if archive:
+        leave(status)
+    sys.exit(status)
+
+
+def leave(status):
+    """End the process with ``status`` now, without the interpreter's finalization (freeing every module
+    costs a start of describe ~5 ms, measured on CPython 3.11; issue 15). Safe here because by the time
+    main returns, everything of the plugin's is done: files are closed by their ``with`` blocks, private
+    credential files are removed by ``finally`` blocks, child processes are reaped, the only threads are
+    daemon timers and name lookups, no ``atexit`` hook is registered, and main has flushed stdout (or
+    pointed it at /dev/null when that failed). Both streams are flushed once more before leaving."""
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            if stream is not None:
+                stream.flush()
+        except (OSError, ValueError):
+            pass
+    os._exit(status)

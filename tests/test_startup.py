@@ -37,6 +37,13 @@ def report():
                        if n == "kubectl_aicr" or n.startswith("kubectl_aicr.")))
     sys.stderr.write("FILES %r\nCOMPILED %r\n" % (files, compiled))
 atexit.register(report)
+import os
+_leave = os._exit
+def leave(status):  # the built file ends with os._exit (start.leave), which runs no atexit hook
+    report()
+    sys.stderr.flush()  # block-buffered on 3.8 when it is a pipe
+    _leave(status)
+os._exit = leave
 sys.argv = [plugin] + sys.argv[2:]
 runpy.run_path(plugin, run_name="__main__")
 """

@@ -11,6 +11,7 @@ and which no decision ever treats as valid.
 """
 
 import json
+import sys
 from typing import NamedTuple, Optional
 
 from .. import helpers
@@ -212,12 +213,12 @@ def sha256_digest(data):
     ``_sha256`` before) when built in: ``hashlib`` loads OpenSSL's whole digest table, ~2.4 ms at every
     start (issue 15); a build without it (some FIPS builds) uses hashlib. Same digest either way."""
     try:
-        from _sha2 import sha256
-    except ImportError:
-        try:
+        if sys.version_info >= (3, 12):
+            from _sha2 import sha256
+        else:
             from _sha256 import sha256
-        except ImportError:
-            from hashlib import sha256
+    except ImportError:
+        from hashlib import sha256
     return "sha256:" + sha256(data).hexdigest()
 
 
