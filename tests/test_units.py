@@ -7,6 +7,7 @@ import datetime
 import json
 
 import pytest
+from hypothesis import given, settings, strategies as st
 
 from kubectl_aicr import helpers
 from kubectl_aicr.errors import ApiError, AuthError, TransportError
@@ -203,3 +204,31 @@ def test_the_writer_escapes_the_same_with_and_without_its_ascii_shortcut(text):
     expected = output._unsafe().sub(output._escape, text)
     assert output.shown(text) == expected
     assert output.shown(text, "ascii") == output.shown(expected, "ascii")
+
+
+_URL_PIECES = ["https://", "http://", "HTTPS://", "h", "H", "127.0.0.1", "[::1]", "a.b-c", ":", ":443", ":0",
+               ":65535", ":65536", ":00443", ":x", "/", "/k8s/clusters/c-x", "_", "~", "?", "#", "@", "%25",
+               " ", "\t", "é", ".", "-", "//", "8"]
+
+
+@settings(max_examples=600, deadline=None, derandomize=True)
+@given(st.lists(st.sampled_from(_URL_PIECES), max_size=6))
+def test_server_urls_split_as_urllib_splits_them(pieces):
+    """rest.split_url reads plain https URLs itself (start-up time) and hands the rest to urlsplit: the
+    parts, and any error, are urlsplit's."""
+    from urllib.parse import urlsplit
+    text = "".join(pieces)
+
+    def parts(split):
+        try:
+            port = split.port
+        except ValueError as exc:
+            port = ("error", str(exc))
+        return (split.scheme, split.netloc, split.path, split.query, split.fragment, split.hostname, port)
+
+    def outcome(function):
+        try:
+            return parts(function(text))
+        except ValueError as exc:
+            return ("error", str(exc))
+    assert outcome(rest.split_url) == outcome(urlsplit)

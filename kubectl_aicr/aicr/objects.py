@@ -70,8 +70,14 @@ def configmap_path(namespace, name=None):
 SELF_SUBJECT_REVIEW_PATH = "/apis/authentication.k8s.io/v1/selfsubjectreviews"
 
 
+_UNRESERVED = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-._~")
+
+
 def _segment(name):
-    """A path segment; names never hold '/', '?', '#', '%' or control characters in Kubernetes."""
+    """A path segment, ``urllib.parse.quote(name, safe="")``; names never hold '/', '?', '#', '%' or control
+    characters in Kubernetes, so an object name is returned as it is (no urllib.parse at start-up)."""
+    if name and set(name) <= _UNRESERVED:
+        return name
     from urllib.parse import quote
     return quote(name, safe="")
 

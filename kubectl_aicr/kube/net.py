@@ -27,7 +27,6 @@ import threading
 import time
 
 from ..errors import TransportError
-from .proxy_rules import parse_ip
 
 MAX_CONNECT_RESPONSE = 64 * 1024
 
@@ -264,6 +263,8 @@ def _socks5_login(sock, proxy):
 
 
 def _socks5_address(host):
+    from .proxy_rules import parse_ip  # socks5 only: proxy_rules loads urllib.parse and ipaddress
+
     ip = parse_ip(host)
     if ip is not None:
         return (b"\x01" if ip.version == 4 else b"\x04") + ip.packed

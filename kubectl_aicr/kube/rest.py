@@ -40,7 +40,6 @@ import socket
 import ssl
 import time
 from typing import NamedTuple, Optional, Tuple
-from urllib.parse import urlencode, urlsplit
 
 from .. import __version__, helpers
 from . import auth, http1, net
@@ -102,7 +101,7 @@ class ServerURL:
         self.text = text
         shown = re.sub(r"//.*@", "//xxxxx@", text, flags=re.S)  # never a password in a message, even one holding / or @
         try:
-            parts = urlsplit(text)
+            parts = split_url(text)
         except ValueError as exc:
             raise ConfigError("server %r is not a valid URL (%s)" % (shown, exc)) from None
         if "@" in parts.netloc:
@@ -142,6 +141,43 @@ class ServerURL:
 
     def __str__(self):
         return self.text
+
+
+_PLAIN_HOST = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-")
+_PLAIN_PATH = _PLAIN_HOST | frozenset("/_~")
+
+
+class _Split:
+    """The parts of a URL as ``urllib.parse.urlsplit`` gives them (``scheme``, ``netloc``, ``path``,
+    ``query``, ``fragment``, ``hostname``, ``port``), for the URLs :func:`split_url` reads itself."""
+
+    query = fragment = ""
+
+    def __init__(self, scheme, netloc, path, host, port):
+        self.scheme, self.netloc, self.path, self.hostname, self.port = scheme, netloc, path, host.lower(), port
+
+
+def split_url(text):
+    """``urllib.parse.urlsplit(text)``. A server URL as kubeconfigs hold it, ``https://`` then a host of letters,
+    digits, dots and hyphens, an optional port of 1 to 5 digits up to 65535 and an optional path of
+    those characters and ``/_~``, is split here (urllib.parse with ipaddress costs every start ~2.3 ms,
+    issue 15); any other text goes to urlsplit, its messages included. tests/test_units.py checks the two
+    agree on generated URLs."""
+    rest = text[8:] if text.startswith("https://") else None
+    if rest:
+        netloc, slash, path = rest.partition("/")
+        host, colon, port = netloc.partition(":")
+        if host and set(host) <= _PLAIN_HOST and set(path) <= _PLAIN_PATH and (
+                not colon or (port.isdigit() and port.isascii() and len(port) <= 5 and int(port) <= 65535)):
+            return _Split("https", netloc, slash + path, host, int(port) if port else None)
+    from urllib.parse import urlsplit
+    return urlsplit(text)
+
+
+def _urlencode(query):
+    """``urllib.parse.urlencode(query)`` (a dict), loaded only for a request with a query (list's paging)."""
+    from urllib.parse import urlencode
+    return urlencode(query)
 
 
 def _as_written(netloc, host):
@@ -419,7 +455,7 @@ class Client:
 
     def request(self, method, path, query=None, body=None, content_type=None):
         """Send one request; ``body`` is a JSON-serialisable value, sent with ``content_type``."""
-        url = self.server.prefix + path + ("?" + urlencode(query) if query else "")
+        url = self.server.prefix + path + ("?" + _urlencode(query) if query else "")
         payload = None if body is None else json.dumps(body).encode("utf-8")
         credentials = self.authenticator.current()
         answer = self._send(method, url, payload, content_type, credentials)
