@@ -38,6 +38,17 @@ def ascii_name(host):
     return host.encode("ascii") if host.isascii() else host
 
 
+def _is_ip_literal(host):
+    """True for an IPv4 or IPv6 address written as such (no zone): getaddrinfo asks no resolver for it."""
+    for family in (socket.AF_INET, socket.AF_INET6):
+        try:
+            socket.inet_pton(family, host)
+            return True
+        except (OSError, ValueError):
+            pass
+    return False
+
+
 def connect_tcp(host, port, timeout):
     """``socket.create_connection``, but all of it inside ``timeout`` seconds: the name lookup (run in a
     thread, since getaddrinfo cannot be interrupted) and every address tried, each with what is left."""
@@ -50,11 +61,14 @@ def connect_tcp(host, port, timeout):
         except OSError as exc:
             found["error"] = exc
 
-    resolver = threading.Thread(target=lookup, name="name-lookup", daemon=True)
-    resolver.start()
-    resolver.join(timeout)
-    if resolver.is_alive():
-        raise socket.timeout("the name lookup of %s did not finish in time" % host)
+    if _is_ip_literal(host):  # nothing to look up: getaddrinfo answers at once, no thread needed
+        lookup()
+    else:
+        resolver = threading.Thread(target=lookup, name="name-lookup", daemon=True)
+        resolver.start()
+        resolver.join(timeout)
+        if resolver.is_alive():
+            raise socket.timeout("the name lookup of %s did not finish in time" % host)
     if "error" in found:
         raise found["error"]
     last = OSError("no address for %s" % host)
