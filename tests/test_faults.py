@@ -34,6 +34,29 @@ def test_fault_is_one_clear_line(run, api_server, kubeconfig_for, fault, words):
         assert not any("sso.example.invalid" in r.path for r in api_server.requests)
 
 
+@pytest.mark.parametrize("framing", ["chunked", "interim", "http10-close", "folded-header"])
+def test_every_framing_http_1_1_allows_reads_the_same_answer(run, api_server, kubeconfig_for, framing):
+    """The plugin's own HTTP/1.1 reader (kube/http1.py) against answers framed as RFC 9112 allows: chunked
+    with extensions and a trailer, interim 1xx answers first, HTTP/1.0 ending at the close, a folded header."""
+    name = api_server.fixture_name("awaiting-approval")
+    plain = run("describe", name, kubeconfig=kubeconfig_for())
+    api_server.set_fault(framing)
+    framed = run("describe", name, kubeconfig=kubeconfig_for())
+    api_server.set_fault(None)
+    assert plain.returncode == 0 and plain.stdout.startswith("Name:"), plain.stderr
+    assert (framed.returncode, framed.stdout, framed.stderr) == (0, plain.stdout, plain.stderr)
+
+
+@pytest.mark.parametrize("framing,words", [("bad-chunk", "malformed chunk size"),
+                                           ("two-lengths", "different Content-Length values")])
+def test_a_wrongly_framed_answer_is_one_clear_line(run, api_server, kubeconfig_for, framing, words):
+    api_server.set_fault(framing)
+    result = run("describe", api_server.fixture_name("awaiting-approval"), kubeconfig=kubeconfig_for())
+    assert result.returncode == 1 and result.stdout == ""
+    assert result.stderr.startswith("error: server https://") and "sent a malformed HTTP response" in result.stderr
+    assert words in result.stderr and len(result.stderr.splitlines()) == 1, result.stderr
+
+
 def test_credentials_never_follow_a_redirect(run, api_server, kubeconfig_for):
     api_server.set_fault("redirect")
     result = run("describe", api_server.fixture_name("install"), kubeconfig=kubeconfig_for("bob@example.com"))

@@ -232,3 +232,84 @@ def test_server_urls_split_as_urllib_splits_them(pieces):
         except ValueError as exc:
             return ("error", str(exc))
     assert outcome(rest.split_url) == outcome(urlsplit)
+
+
+def _response(raw, limit=1 << 20, method="GET"):
+    import io
+    from kubectl_aicr.kube import http1
+    return http1.read_response(io.BufferedReader(io.BytesIO(raw)), limit, method)
+
+
+@pytest.mark.parametrize("raw,status,body,keep_alive", [
+    (b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nhi", 200, b"hi", True),
+    (b"HTTP/1.1 200 OK\r\nContent-Length: 2, 2\r\n\r\nhi", 200, b"hi", True),
+    (b"HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 2\r\n\r\nhi", 200, b"hi", False),
+    (b"HTTP/1.0 200 OK\r\nContent-Length: 2\r\n\r\nhi", 200, b"hi", False),
+    (b"HTTP/1.0 200 OK\r\nConnection: keep-alive\r\nContent-Length: 2\r\n\r\nhi", 200, b"hi", True),
+    (b"HTTP/1.1 200 OK\r\n\r\nto the close", 200, b"to the close", False),
+    (b"HTTP/1.1 200\r\nContent-Length: 0\r\n\r\n", 200, b"", True),
+    (b"HTTP/1.1 204 No Content\r\n\r\n", 204, b"", True),
+    (b"HTTP/1.1 304 Not Modified\r\nContent-Length: 9\r\n\r\n", 304, b"", True),
+    (b"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 201 Created\r\nContent-Length: 1\r\n\r\nx", 201, b"x", True),
+    (b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2;a=b\r\nhi\r\n1\r\n!\r\n0\r\nT: v\r\n\r\n", 200,
+     b"hi!", True),
+    (b"HTTP/1.1 200 OK\r\nTransfer-Encoding: Chunked\r\nContent-Length: 99\r\n\r\n0\r\n\r\n", 200, b"", True),
+    (b"HTTP/1.1 200 OK\nContent-Length: 2\n\nhi", 200, b"hi", True),
+])
+def test_http1_reads_each_framing_rfc_9112_allows(raw, status, body, keep_alive):
+    response = _response(raw)
+    assert (response.status, response.body, response.keep_alive) == (status, body, keep_alive)
+
+
+def test_http1_joins_a_folded_header_and_repeated_fields():
+    response = _response(b"HTTP/1.1 200 OK\r\nX-A: one\r\n  two\r\nWarning: a\r\nwarning: b\r\n"
+                         b"Content-Length: 0\r\n\r\n")
+    assert response.header("x-a") == "one two" and response.header("Warning") == "a, b"
+
+
+@pytest.mark.parametrize("raw,error,words", [
+    (b"", "ConnectionClosed", "without a response"),
+    (b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhi", "IncompleteResponse", "2 bytes into a 5-byte body"),
+    (b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n", "IncompleteResponse", "inside the response's headers"),
+    (b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhi", "IncompleteResponse", "body"),
+    (b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n", "IncompleteResponse", "chunked body"),
+    (b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n", "ProtocolError", "malformed chunk size"),
+    (b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n-1\r\n", "ProtocolError", "malformed chunk size"),
+    (b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nhiXX", "ProtocolError", "not followed by CRLF"),
+    (b"HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip\r\n\r\n", "ProtocolError", "unsupported Transfer-Encoding"),
+    (b"HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip, chunked\r\n\r\n", "ProtocolError", "unsupported Transfer"),
+    (b"HTTP/1.1 200 OK\r\nContent-Length: 1, 2\r\n\r\nx", "ProtocolError", "different Content-Length"),
+    (b"HTTP/1.1 200 OK\r\nContent-Length: -1\r\n\r\nx", "ProtocolError", "invalid Content-Length"),
+    (b"HTTP/1.1 200 OK\r\nContent-Length: \xb2\r\n\r\nx", "ProtocolError", "invalid Content-Length"),
+    (b"HTTP/2 200\r\n\r\n", "ProtocolError", "not an HTTP/1.1 status line"),
+    (b"HTTP/1.1 2000 OK\r\n\r\n", "ProtocolError", "not an HTTP/1.1 status line"),
+    (b"SSH-2.0-OpenSSH_9.6\r\n", "ProtocolError", "not an HTTP/1.1 status line"),
+    (b"HTTP/1.1 200 OK\r\nno colon here\r\n\r\n", "ProtocolError", "malformed header line"),
+    (b"HTTP/1.1 200 OK\r\nName : v\r\n\r\n", "ProtocolError", "malformed header line"),
+    (b"HTTP/1.1 200 OK\r\n" + b"A: b\r\n" * 101 + b"\r\n", "ProtocolError", "more than 100 header fields"),
+    (b"HTTP/1.1 200 OK\r\nA: " + b"b" * 70000 + b"\r\n\r\n", "ProtocolError", "longer than 65536 bytes"),
+    (b"HTTP/1.1 103 Early\r\n\r\n" * 6 + b"HTTP/1.1 200 OK\r\n\r\n", "ProtocolError", "interim (1xx)"),
+    (b"HTTP/1.1 200 OK\r\nContent-Length: 11\r\n\r\nhello world", "BodyTooLarge", "11 bytes, over the 10"),
+    (b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n6\r\nhello \r\n5\r\nworld\r\n0\r\n\r\n", "BodyTooLarge",
+     "over the 10-byte limit"),
+    (b"HTTP/1.1 200 OK\r\n\r\nhello world", "BodyTooLarge", "over the 10-byte limit"),
+])
+def test_http1_refuses_what_rfc_9112_does_not_allow_and_bounds_what_it_reads(raw, error, words):
+    with pytest.raises(Exception) as caught:
+        _response(raw, limit=10)
+    assert type(caught.value).__name__ == error and words in str(caught.value), caught.value
+
+
+@pytest.mark.parametrize("value", ["a\r\nX-Injected: 1", "a\nb", "a\x00"])
+def test_http1_never_sends_a_header_value_that_would_end_its_line(value):
+    from kubectl_aicr.kube import http1
+    with pytest.raises(http1.ProtocolError):
+        http1.request_bytes("GET", "/", [("Authorization", value)])
+
+
+def test_http1_sends_utf_8_values_and_a_lone_surrogate_as_u_fffd():
+    from kubectl_aicr.kube import http1
+    data = http1.request_bytes("PATCH", "/x", [("Impersonate-User", "j\u00f6rg\ud800"), ("Impersonate-Group", "a"),
+                                               ("Impersonate-Group", "b")], b"{}")
+    assert data == (b"PATCH /x HTTP/1.1\r\nImpersonate-User: j\xc3\xb6rg\xef\xbf\xbd\r\nImpersonate-Group: a\r\n"
+                    b"Impersonate-Group: b\r\nContent-Length: 2\r\n\r\n{}")

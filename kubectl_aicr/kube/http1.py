@@ -10,8 +10,9 @@ plugin about 9 ms (issue 15: measured on CPython 3.11), and the plugin needs onl
 - A response (RFC 9112 section 4 to 7): the status line ``HTTP/1.x NNN reason`` (1xx answers but
   101 are read and skipped, as Go's net/http skips them), header fields up to :data:`MAX_HEADER_BYTES` in
   all and :data:`MAX_HEADERS` fields (an obsolete line folding is joined with a space), then the body
-  framed by section 6.3: none for 1xx, 204 and 304 (and a HEAD); ``Transfer-Encoding`` ending in
-  ``chunked`` (chunk extensions and trailer fields read and dropped); else ``Content-Length`` (several
+  framed by section 6.3: none for 1xx, 204 and 304 (and a HEAD); ``Transfer-Encoding: chunked`` (chunk
+  extensions and trailer fields read and dropped; any other transfer coding is refused, as Go's
+  net/http refuses it: the request asked for none); else ``Content-Length`` (several
   different values, or one that is not a number, are refused); else the body runs to the connection's
   close. At most ``limit`` body bytes are read: a longer body raises :class:`BodyTooLarge`.
 - The connection can carry the next request (``keep_alive``) unless the server said ``Connection:
@@ -95,7 +96,7 @@ def read_response(reader, limit, method="GET"):
         return Response(status, reason, headers, b"", keep_alive)
     coding = headers.get("transfer-encoding")
     if coding is not None:
-        if coding.replace(" ", "").lower().rsplit(",", 1)[-1] != "chunked":
+        if coding.strip(" \t").lower() != "chunked":  # Go's net/http takes no other coding (transfer.go)
             raise ProtocolError("unsupported Transfer-Encoding %r" % coding[:60])
         return Response(status, reason, headers, _chunked_body(reader, limit), keep_alive)
     length = _content_length(headers.get("content-length"))

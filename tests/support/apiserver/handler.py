@@ -305,6 +305,9 @@ class _Handler(http.server.BaseHTTPRequestHandler):
                 return
             code, payload = api._respond(req)
             data, content_type = _encode_payload(payload)
+            if kind in _FRAMINGS:
+                self.wfile.write(_FRAMINGS[kind](code, content_type, data))
+                return
             self._write_head(code, content_type, len(data))
             if kind == "close-mid-body":
                 self.wfile.write(data[:len(data) // 2])
@@ -321,6 +324,36 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         self.send_header("Content-Type", content_type)
         self.send_header("Content-Length", str(length))
         self.end_headers()
+
+
+def _head(code, lines, version=b"HTTP/1.1"):
+    return b"%s %d %s\r\n%s\r\n" % (version, code, b"OK" if code == 200 else b"Status", b"".join(
+        line + b"\r\n" for line in lines))
+
+
+def _chunks(data, size=7):
+    return b"".join(b"%x;ext=1\r\n%s\r\n" % (len(data[i:i + size]), data[i:i + size])
+                    for i in range(0, len(data), size)) + b"0\r\nX-Trailer: t\r\n\r\n"
+
+
+# fault -> (code, content type, body) -> the bytes of the whole response, written at once (RFC 9112 framings)
+_FRAMINGS = {
+    "chunked": lambda code, kind, data: _head(code, [b"Content-Type: " + kind.encode(),
+                                                     b"Transfer-Encoding: chunked", b"Connection: close"])
+    + _chunks(data),
+    "interim": lambda code, kind, data: _head(100, []) + _head(103, [b"Link: </x>; rel=preload"])
+    + _head(code, [b"Content-Type: " + kind.encode(), b"Content-Length: %d" % len(data), b"Connection: close"])
+    + data,
+    "http10-close": lambda code, kind, data: _head(code, [b"Content-Type: " + kind.encode()], b"HTTP/1.0") + data,
+    "folded-header": lambda code, kind, data: _head(code, [b"Content-Type: " + kind.encode(), b"X-Note: a",
+                                                           b"  folded", b"Content-Length: %d" % len(data),
+                                                           b"Connection: close"]) + data,
+    "bad-chunk": lambda code, kind, data: _head(code, [b"Content-Type: " + kind.encode(),
+                                                       b"Transfer-Encoding: chunked"]) + b"zz\r\n" + data,
+    "two-lengths": lambda code, kind, data: _head(code, [b"Content-Type: " + kind.encode(),
+                                                         b"Content-Length: %d" % len(data),
+                                                         b"Content-Length: %d" % (len(data) + 1)]) + data,
+}
 
 
 # Go's encoding/json escapes these inside strings (HTML-safe output), as kube-apiserver's bodies show.

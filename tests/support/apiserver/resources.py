@@ -34,7 +34,9 @@ CREATE_TYPES = ("application/json", "application/yaml", "application/vnd.kuberne
 FAULTS = ("hang", "trickle", "reset", "close-mid-body", "html-500", "redirect", "huge",
           # the request is carried out (a PATCH stored), then its answer is lost: closed with no answer,
           # a TCP RST, or held for fault_hang_seconds and closed
-          "store-close", "store-reset", "store-hang", "store-conflict")  # store-conflict: then a 409
+          "store-close", "store-reset", "store-hang", "store-conflict",  # store-conflict: then a 409
+          # the real answer in another framing HTTP/1.1 allows (RFC 9112), or framed wrongly
+          "chunked", "interim", "http10-close", "folded-header", "bad-chunk", "two-lengths")
 
 
 def conflict_status_for_fault():

@@ -230,6 +230,11 @@ class APIServer:
         one body byte per ``fault_delay`` seconds. reset: TCP RST, no answer.
         close-mid-body: headers and half the body, then close. html-500: a proxy's HTML 500.
         redirect: 302 to an SSO login page. huge: 200 with ``fault_huge_bytes`` of body.
+        The real answer framed otherwise (RFC 9112): chunked (chunked transfer coding, small chunks with
+        an extension, a trailer field), interim (a 100 Continue and a 103 Early Hints first), http10-close
+        (HTTP/1.0, no Content-Length, the body ends at the close), folded-header (an obsolete line
+        folding in a header field); framed wrongly: bad-chunk (a chunk size that is not hex),
+        two-lengths (two different Content-Length fields).
         """
         return self._fault
 
