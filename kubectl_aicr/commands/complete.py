@@ -14,7 +14,7 @@ failure there quietly gives no candidates: completion never prints an error.
 
 from .. import cli, output
 
-# kubeconfig, objects, clientcmd and rest (ssl, http.client) load only when a candidate needs them:
+# kubeconfig, objects, clientcmd and rest (ssl, socket) load only when a candidate needs them:
 # completing a command or a flag name, on every Tab press, loads none of them.
 
 NO_FILE = 4
