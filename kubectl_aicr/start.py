@@ -99,4 +99,4 @@ def leave(status):
                 stream.flush()
         except (OSError, ValueError):
             pass
-    os._exit(status)
+    os._exit(status if isinstance(status, int) else 0 if status is None else 1)  # as sys.exit reads it
