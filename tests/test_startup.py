@@ -278,3 +278,24 @@ def test_parsing_with_only_the_commands_subparser_is_parsing_with_all(argv, monk
     subset = outcome()
     monkeypatch.setattr(cli, "_command_word", lambda argv: None)
     assert subset == outcome()
+
+
+@pytest.mark.e2e
+def test_the_whole_output_arrives_though_the_plugin_ends_with_os_exit(run, api_server, kubeconfig_for):
+    """start.leave ends the built file with os._exit (no interpreter finalization): a describe of several
+    hundred kilobytes still arrives whole through a pipe, its last line included, and stderr's lines too
+    (block-buffered on Python 3.8 when it is a pipe)."""
+    rollout = api_server.fixture("awaiting-approval")
+    steps = [{"release": "component-%04d" % i, "operation": "Upgrade", "assessment": "safe", "changesCRDs": False}
+             for i in range(4000)]
+    rollout["spec"]["steps"] = steps
+    rollout["status"]["steps"] = [{"release": step["release"], "state": "Pending"} for step in steps]
+    rollout["metadata"].pop("resourceVersion", None)
+    api_server.put_object(rollout)
+    result = run("describe", rollout["metadata"]["name"], kubeconfig=kubeconfig_for())
+    assert result.returncode == 0, result.stderr
+    assert len(result.stdout) > 200000 and result.stdout.endswith("\n")
+    assert sum("component-" in line for line in result.stdout.splitlines()) >= 4000
+    assert result.stdout.splitlines()[-1].startswith("Decide on exactly this:"), result.stdout[-300:]
+    failed = run("describe", "absent-rollout", kubeconfig=kubeconfig_for())
+    assert failed.returncode == 1 and failed.stderr.startswith("error: ") and failed.stderr.endswith("\n")
