@@ -107,7 +107,7 @@ SECTIONS = [
         "Approval:            required, pending",
         "Message:             2 steps are assessed manual; waiting for an approval.",
         "Starting inventory:  17 releases, sha256:e3b8c954ff4c96b6"]),
-    ("an approval required and never given, ended Expired", lambda: fixture("expired"), NOW, "Outcome:", "Message:", [
+    ("an approval that expired, ended Expired", lambda: fixture("expired"), NOW, "Outcome:", "Message:", [
         "Outcome:             Expired",
         "Deadline:            2026-11-30T10:00:00Z (passed 2h0m ago)",
         AT + "2026-11-30T04:00:00Z (expired 8h0m ago)",
