@@ -10,34 +10,22 @@ import sys
 import time
 
 import pytest
-import yaml
 
 from kubectl_aicr.kube import exec_credential, kubeconfig, rest
 from kubectl_aicr.errors import AuthError, TransportError
 from tests.support.kubeconfig_corpus import JURGEN, JURGEN_PASSWORD, corpus_servers, jwt  # noqa: F401 (a fixture)
+from tests.support.plugin import describe, write
+from tests.support.text import one_error_line
 
 V1 = "client.authentication.k8s.io/v1"
 V1BETA1 = "client.authentication.k8s.io/v1beta1"
 ROLE = "install"
 
 
-def write(path, data, mode=0o600):
-    path = str(path)
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    with open(path, "w", encoding="utf-8") as handle:
-        handle.write(data if isinstance(data, str) else yaml.safe_dump(data, sort_keys=False, allow_unicode=True))
-    os.chmod(path, mode)
-    return path
-
-
 def config_with(api_server, user_entry, user="bob@example.com"):
     config = api_server.kubeconfig(users=[user])
     config["users"][0]["user"] = user_entry
     return config
-
-
-def describe(run, api_server, path, role=ROLE, **kwargs):
-    return run("describe", api_server.fixture_name(role), kubeconfig=path, **kwargs)
 
 
 def exec_script(tmp_path, body, name="plugin"):
@@ -57,15 +45,6 @@ def exec_user(command, api_version=V1, mode="Never", **extra):
     return {"exec": spec}
 
 
-def one_error_line(result, *words):
-    assert result.returncode == 1, result.stderr
-    last = result.stderr.splitlines()[-1]
-    assert last.startswith("error: ") and sum(line.startswith("error: ") for line in result.stderr.splitlines()) == 1
-    for word in words:
-        assert word in last, result.stderr
-    return last
-
-
 def users_seen(api_server):
     return [r.user for r in api_server.requests]
 
@@ -78,7 +57,7 @@ def users_seen(api_server):
 def test_token_file_ending_in_a_newline_sends_the_bare_token(run, api_server, tmp_path):
     token = api_server.token("bob@example.com")
     path = write(tmp_path / "config", config_with(api_server, {"tokenFile": write(tmp_path / "tok", token + "\n")}))
-    assert describe(run, api_server, path).returncode == 0
+    assert describe(run, api_server, kubeconfig=path).returncode == 0
     assert {r.authorization for r in api_server.requests} == {"Bearer " + token}
 
 
@@ -87,7 +66,7 @@ def test_basic_auth_sends_base64_of_the_utf8_bytes(run, corpus_servers, tmp_path
     server = corpus_servers.special
     server.clear_requests()
     config = config_with(server, {"username": JURGEN, "password": JURGEN_PASSWORD})
-    result = describe(run, server, write(tmp_path / "config", config))
+    result = describe(run, server, kubeconfig=write(tmp_path / "config", config))
     assert result.returncode == 0, result.stderr
     expected = "Basic " + base64.b64encode(("%s:%s" % (JURGEN, JURGEN_PASSWORD)).encode("utf-8")).decode()
     assert {r.authorization for r in server.requests} == {expected}
@@ -104,7 +83,7 @@ def test_client_keys_of_every_kind_authenticate(run, api_server, tmp_path, key_t
     data = {"client-certificate-data": base64.b64encode(open(files.cert, "rb").read()).decode(),
             "client-key-data": base64.b64encode(open(files.key, "rb").read()).decode()}
     config = config_with(api_server, data, "alice@example.com")
-    result = describe(run, api_server, write(tmp_path / "config", config), env={"TMPDIR": str(tmp_path)})
+    result = describe(run, api_server, kubeconfig=write(tmp_path / "config", config), env={"TMPDIR": str(tmp_path)})
     assert result.returncode == 0, result.stderr
     assert {r.client_cert["cn"] for r in api_server.requests} == {"alice@example.com"}
     assert not [name for name in os.listdir(tmp_path) if name.startswith("kubectl-aicr-")]
@@ -118,7 +97,7 @@ def test_encrypted_key_fails_at_once_without_prompting(run, api_server, tmp_path
     parent, child = pty.openpty()  # a terminal: a passphrase prompt would wait on it
     try:
         started = time.monotonic()
-        result = describe(run, api_server, write(tmp_path / "config", config), stdin=child, timeout=20)
+        result = describe(run, api_server, kubeconfig=write(tmp_path / "config", config), stdin=child, timeout=20)
     finally:
         os.close(parent)
         os.close(child)
@@ -131,7 +110,7 @@ def test_encrypted_key_fails_at_once_without_prompting(run, api_server, tmp_path
 def test_impersonation_headers_are_sent_as_kubectl_sends_them(run, api_server, tmp_path):
     user = {"token": api_server.token("admin"), "as": "alice@example.com", "as-uid": "u-1",
             "as-groups": ["aicr-approvers", "team a"], "as-user-extra": {"example.com/scopes": ["view", "approve"]}}
-    result = describe(run, api_server, write(tmp_path / "config", config_with(api_server, user, "admin")))
+    result = describe(run, api_server, kubeconfig=write(tmp_path / "config", config_with(api_server, user, "admin")))
     assert result.returncode == 0, result.stderr
     request = api_server.requests[0]
     assert request.user == "alice@example.com"
@@ -150,7 +129,8 @@ def test_exec_v1alpha1_is_refused_without_running_it(run, api_server, tmp_path):
     script = write(tmp_path / "bin" / "p", "#!/bin/sh\ntouch %s\n" % marker, mode=0o755)
     path = write(tmp_path / "config", config_with(api_server, exec_user(script, "client.authentication.k8s.io/v1alpha1",
                                                                         mode=None)))
-    one_error_line(describe(run, api_server, path), 'invalid apiVersion "client.authentication.k8s.io/v1alpha1"')
+    one_error_line(describe(run, api_server, kubeconfig=path),
+                   'invalid apiVersion "client.authentication.k8s.io/v1alpha1"')
     assert not marker.exists() and api_server.requests == []
 
 
@@ -159,7 +139,7 @@ def test_exec_v1_without_interactive_mode_is_refused(run, api_server, tmp_path):
     marker = tmp_path / "ran"
     script = write(tmp_path / "bin" / "p", "#!/bin/sh\ntouch %s\n" % marker, mode=0o755)
     path = write(tmp_path / "config", config_with(api_server, exec_user(script, mode=None)))
-    one_error_line(describe(run, api_server, path), "interactiveMode must be specified for bob")
+    one_error_line(describe(run, api_server, kubeconfig=path), "interactiveMode must be specified for bob")
     assert not marker.exists()
 
 
@@ -167,7 +147,7 @@ def test_exec_v1_without_interactive_mode_is_refused(run, api_server, tmp_path):
 def test_missing_exec_command_shows_the_sanitised_install_hint(run, api_server, tmp_path):
     hint = "Install it:\n  \x1b[1mbrew install aicr-login\x1b[0m\n"
     path = write(tmp_path / "config", config_with(api_server, exec_user("aicr-login-missing", installHint=hint)))
-    line = one_error_line(describe(run, api_server, path), "executable aicr-login-missing not found",
+    line = one_error_line(describe(run, api_server, kubeconfig=path), "executable aicr-login-missing not found",
                           "Install it: U+001B[1mbrew install aicr-loginU+001B[0m")
     assert "\x1b" not in line
 
@@ -176,9 +156,10 @@ def test_missing_exec_command_shows_the_sanitised_install_hint(run, api_server, 
 def test_failing_exec_plugin_reports_its_exit_code_and_its_stderr_reaches_the_user(run, api_server, tmp_path):
     script = write(tmp_path / "bin" / "p", "#!/bin/sh\necho 'session expired: run aicr-login' >&2\nexit 73\n",
                    mode=0o755)
-    result = describe(run, api_server, write(tmp_path / "config", config_with(api_server, exec_user(script))))
-    one_error_line(result, "executable %s failed with exit code 73" % script)
-    assert result.stderr.splitlines()[0] == "session expired: run aicr-login"
+    result = describe(run, api_server,
+                      kubeconfig=write(tmp_path / "config", config_with(api_server, exec_user(script))))
+    one_error_line(result, "executable %s failed with exit code 73" % script,
+                   before=["session expired: run aicr-login"])
 
 
 @pytest.mark.e2e
@@ -192,7 +173,8 @@ def test_failing_exec_plugin_reports_its_exit_code_and_its_stderr_reaches_the_us
     ("SECRET-TOKEN-7f2c not json", "not an ExecCredential object")])
 def test_exec_plugin_answers_kubectl_refuses_are_refused_in_its_words(run, api_server, tmp_path, output, words):
     script = write(tmp_path / "bin" / "p", "#!/bin/sh\ncat <<'EOF'\n%s\nEOF\n" % output, mode=0o755)
-    result = describe(run, api_server, write(tmp_path / "config", config_with(api_server, exec_user(script))))
+    result = describe(run, api_server,
+                      kubeconfig=write(tmp_path / "config", config_with(api_server, exec_user(script))))
     line = one_error_line(result, words)
     assert "SECRET-TOKEN" not in line and api_server.requests == []
 
@@ -208,7 +190,7 @@ def test_exec_info_carries_the_cluster_and_stdin_is_not_given(run, api_server, t
     config = config_with(api_server, user)
     config["clusters"][0]["cluster"]["extensions"] = [{"name": "client.authentication.k8s.io/exec",
                                                        "extension": {"audience": "aicr"}}]
-    result = describe(run, api_server, write(tmp_path / "config", config))
+    result = describe(run, api_server, kubeconfig=write(tmp_path / "config", config))
     assert result.returncode == 0, result.stderr
     got = json.load(open(seen))
     ca = base64.b64encode(open(api_server.ca_file, "rb").read()).decode()
@@ -229,7 +211,7 @@ def test_interactive_modes_with_a_terminal(run, api_server, tmp_path, mode, inte
     path = write(tmp_path / "config", config_with(api_server, exec_user(script, mode=mode)))
     parent, child = pty.openpty()
     try:
-        result = describe(run, api_server, path, stdin=child)
+        result = describe(run, api_server, kubeconfig=path, stdin=child)
     finally:
         os.close(parent)
         os.close(child)
@@ -241,7 +223,7 @@ def test_interactive_modes_with_a_terminal(run, api_server, tmp_path, mode, inte
 def test_interactive_mode_always_without_a_terminal_is_refused(run, api_server, tmp_path):
     marker = tmp_path / "ran"
     script = write(tmp_path / "bin" / "p", "#!/bin/sh\ntouch %s\n" % marker, mode=0o755)
-    result = describe(run, api_server, write(tmp_path / "config", config_with(api_server, exec_user(script,
+    result = describe(run, api_server, kubeconfig=write(tmp_path / "config", config_with(api_server, exec_user(script,
                                                                                                   mode="Always"))))
     one_error_line(result, "exec plugin cannot support interactive mode: standard input is not a terminal")
     assert not marker.exists()
@@ -254,7 +236,8 @@ def test_a_401_gets_a_new_credential_and_the_request_is_sent_again(run, api_serv
                                    "open(%r, 'w').write(str(n + 1))\n"
                                    "emit({'token': 'stale-token' if n == 0 else %r})"
                                    % (str(count), str(count), str(count), api_server.token("bob@example.com")))
-    result = describe(run, api_server, write(tmp_path / "config", config_with(api_server, exec_user(script))))
+    result = describe(run, api_server,
+                      kubeconfig=write(tmp_path / "config", config_with(api_server, exec_user(script))))
     assert result.returncode == 0, result.stderr
     assert open(count).read() == "2"
     assert [(r.status, r.user) for r in api_server.requests][:2] == [(401, None), (200, "bob@example.com")]
@@ -267,7 +250,7 @@ def test_an_expired_credential_is_obtained_again_before_the_next_request(run, ap
                                    "emit({'token': %r, 'expirationTimestamp': '2001-01-01T00:00:00Z'})"
                                    % (str(count), api_server.token("bob@example.com")))
     path = write(tmp_path / "config", config_with(api_server, exec_user(script)))
-    result = describe(run, api_server, path, role="awaiting-approval")
+    result = describe(run, api_server, kubeconfig=path, role="awaiting-approval")
     assert result.returncode == 0, result.stderr
     assert len(api_server.requests) >= 2 and len(open(count).read()) == len(api_server.requests)
 
@@ -277,7 +260,8 @@ def test_no_exec_when_the_user_has_a_static_credential(run, api_server, tmp_path
     marker = tmp_path / "ran"
     script = write(tmp_path / "bin" / "p", "#!/bin/sh\ntouch %s\nexit 1\n" % marker, mode=0o755)
     user = dict(exec_user(script), token=api_server.token("carol@example.com"))
-    assert describe(run, api_server, write(tmp_path / "config", config_with(api_server, user))).returncode == 0
+    assert describe(run, api_server,
+                    kubeconfig=write(tmp_path / "config", config_with(api_server, user))).returncode == 0
     assert not marker.exists() and users_seen(api_server) == ["carol@example.com"]
 
 
@@ -288,7 +272,8 @@ def test_exec_client_certificate_authenticates_and_leaves_no_file(run, api_serve
                          % (files.cert, files.key))
     temporary = tmp_path / "tmp"
     temporary.mkdir()
-    result = describe(run, api_server, write(tmp_path / "config", config_with(api_server, exec_user(script))),
+    result = describe(run, api_server,
+                      kubeconfig=write(tmp_path / "config", config_with(api_server, exec_user(script))),
                       env={"TMPDIR": str(temporary)})
     assert result.returncode == 0, result.stderr
     assert {r.client_cert["cn"] for r in api_server.requests} == {"alice@example.com"}
@@ -353,7 +338,7 @@ def test_gcp_auth_provider_gives_kubectls_removal_message_and_runs_nothing(run, 
     marker = tmp_path / "ran"
     gcloud = write(tmp_path / "bin" / "gcloud", "#!/bin/sh\ntouch %s\n" % marker, mode=0o755)
     user = {"auth-provider": {"name": "gcp", "config": {"cmd-path": gcloud, "cmd-args": "config config-helper"}}}
-    result = describe(run, api_server, write(tmp_path / "config", config_with(api_server, user)))
+    result = describe(run, api_server, kubeconfig=write(tmp_path / "config", config_with(api_server, user)))
     one_error_line(result, 'The gcp auth plugin has been removed. Please use the "gke-gcloud-auth-plugin" '
                            "kubectl/client-go credential plugin instead.")
     assert not marker.exists() and api_server.requests == []
@@ -362,7 +347,7 @@ def test_gcp_auth_provider_gives_kubectls_removal_message_and_runs_nothing(run, 
 @pytest.mark.e2e
 def test_azure_auth_provider_gives_kubectls_removal_message(run, api_server, tmp_path):
     user = {"auth-provider": {"name": "azure", "config": {"tenant-id": "t"}}}
-    one_error_line(describe(run, api_server, write(tmp_path / "config", config_with(api_server, user))),
+    one_error_line(describe(run, api_server, kubeconfig=write(tmp_path / "config", config_with(api_server, user))),
                    "The azure auth plugin has been removed. Please use the https://github.com/Azure/kubelogin")
 
 
@@ -372,13 +357,13 @@ def test_oidc_unexpired_id_token_is_sent_and_an_expired_one_says_how_to_refresh(
     config = {"name": "oidc", "config": {"idp-issuer-url": "https://issuer.example.invalid", "client-id": "aicr",
                                          "id-token": valid, "refresh-token": "r"}}
     path = write(tmp_path / "config", config_with(api_server, {"auth-provider": config}))
-    describe(run, api_server, path)
+    describe(run, api_server, kubeconfig=path)
     assert {r.authorization for r in api_server.requests} == {"Bearer " + valid}
     api_server.clear_requests()
     config["config"]["id-token"] = jwt(time.time() - 5)
     path = write(tmp_path / "config", config_with(api_server, {"auth-provider": config}))
     before = open(path).read()
-    one_error_line(describe(run, api_server, path), "oidc id-token of user bob expired at",
+    one_error_line(describe(run, api_server, kubeconfig=path), "oidc id-token of user bob expired at",
                    "never writes your kubeconfig", "kubectl get --raw /version")
     assert open(path).read() == before and api_server.requests == []
 
@@ -416,7 +401,7 @@ def test_an_exec_command_is_never_taken_from_the_current_folder(run, api_server,
     write(here / "aicr-test-auth-plugin", "#!/bin/sh\ntouch %s\nexit 1\n" % marker, mode=0o755)
     config = write(tmp_path / "config", config_with(api_server, exec_user("aicr-test-auth-plugin")))
     for path in ("/usr/bin:/bin:", "/usr/bin::/bin", ".:/usr/bin:/bin"):
-        result = describe(run, api_server, config, cwd=str(here), env={"PATH": path})
+        result = describe(run, api_server, kubeconfig=config, cwd=str(here), env={"PATH": path})
         one_error_line(result, "executable aicr-test-auth-plugin not found")
         assert not marker.exists()
 
@@ -426,5 +411,5 @@ def test_a_token_file_that_is_a_pipe_is_refused_at_once(run, api_server, tmp_pat
     fifo = tmp_path / "token"
     os.mkfifo(str(fifo))
     config = write(tmp_path / "config", config_with(api_server, {"tokenFile": str(fifo)}))
-    result = describe(run, api_server, config, timeout=20)
+    result = describe(run, api_server, kubeconfig=config, timeout=20)
     one_error_line(result, "is a pipe or socket, not a file")

@@ -4,24 +4,21 @@ import re
 
 import pytest
 
+from tests.support.plugin import describe
 from tests.support.text import check_awaiting_approval, field
 
 pytestmark = pytest.mark.e2e
 
 
-def describe(run, api_server, kubeconfig_for, role, user="alice@example.com", *extra):
-    return run("describe", api_server.fixture_name(role), *extra, kubeconfig=kubeconfig_for(user))
-
-
 def test_upgrade_awaiting_approval_with_verified_report(run, api_server, kubeconfig_for):
-    result = describe(run, api_server, kubeconfig_for, "awaiting-approval")
+    result = describe(run, api_server, role="awaiting-approval", kubeconfig=kubeconfig_for())
     assert result.returncode == 0, result.stderr
     check_awaiting_approval(result.stdout, api_server.fixture("awaiting-approval"))
     assert result.stderr == ""
 
 
 def test_initial_install(run, api_server, kubeconfig_for):
-    result = describe(run, api_server, kubeconfig_for, "install")
+    result = describe(run, api_server, role="install", kubeconfig=kubeconfig_for())
     assert result.returncode == 0, result.stderr
     assert field(result.stdout, "Transition") == "none (initial install)"
     assert field(result.stdout, "Approval") == "not required"
@@ -30,7 +27,7 @@ def test_initial_install(run, api_server, kubeconfig_for):
 
 
 def test_tampered_report_is_never_shown_and_exits_non_zero(run, api_server, kubeconfig_for):
-    result = describe(run, api_server, kubeconfig_for, "tampered-report")
+    result = describe(run, api_server, role="tampered-report", kubeconfig=kubeconfig_for())
     assert result.returncode == 3
     assert field(result.stdout, "Assessment").startswith("NOT VERIFIED, NOT SHOWN: ")
     assert "COMPONENT" not in result.stdout  # no report rows at all
@@ -40,30 +37,31 @@ def test_tampered_report_is_never_shown_and_exits_non_zero(run, api_server, kube
 
 
 def test_missing_report_is_not_verified(run, api_server, kubeconfig_for):
-    result = describe(run, api_server, kubeconfig_for, "report-missing")
+    result = describe(run, api_server, role="report-missing", kubeconfig=kubeconfig_for())
     assert result.returncode == 1  # unavailable, not a content mismatch (that is exit 3)
     assert "was not found" in field(result.stdout, "Assessment")
 
 
 def test_approved_revoked_and_acknowledged_are_shown(run, api_server, kubeconfig_for):
     approved = api_server.fixture("approved-rolling-out")
-    out = describe(run, api_server, kubeconfig_for, "approved-rolling-out").stdout
+    out = describe(run, api_server, role="approved-rolling-out", kubeconfig=kubeconfig_for()).stdout
     approval = approved["spec"]["approval"]
     assert field(out, "Approval").startswith("approved by %s until %s (expires in " % (approval["user"],
                                                                                      approval["expires"]))
     assert field(out, "Approval reason") == approval["reason"]
     revoked = api_server.fixture("revoked")
-    result = describe(run, api_server, kubeconfig_for, "revoked")
+    result = describe(run, api_server, role="revoked", kubeconfig=kubeconfig_for())
     assert field(result.stdout, "Outcome") == "Revoked"
     assert field(result.stdout, "Revocation").startswith("revoked by %s at " % revoked["spec"]["revocation"]["user"])
     waiting = api_server.fixture("awaiting-acknowledgement")
-    out = describe(run, api_server, kubeconfig_for, "awaiting-acknowledgement").stdout
+    out = describe(run, api_server, role="awaiting-acknowledgement", kubeconfig=kubeconfig_for()).stdout
     for ack in waiting["spec"]["acknowledgements"]:
         assert "Acknowledged: %s by %s at %s" % (ack["release"], ack["user"], ack["time"]) in out
 
 
 def test_reader_may_describe(run, api_server, kubeconfig_for):
-    assert describe(run, api_server, kubeconfig_for, "awaiting-approval", "carol@example.com").returncode == 0
+    result = describe(run, api_server, role="awaiting-approval", kubeconfig=kubeconfig_for("carol@example.com"))
+    assert result.returncode == 0
 
 
 def test_not_found_is_printed_as_kubectl_prints_it(run, api_server, kubeconfig_for):
@@ -74,7 +72,7 @@ def test_not_found_is_printed_as_kubectl_prints_it(run, api_server, kubeconfig_f
 
 
 def test_stranger_is_forbidden_in_one_line(run, api_server, kubeconfig_for):
-    result = describe(run, api_server, kubeconfig_for, "install", "mallory@example.com")
+    result = describe(run, api_server, role="install", kubeconfig=kubeconfig_for("mallory@example.com"))
     assert result.returncode == 1
     assert result.stderr.startswith('error: runtimerollouts.operator.aicr.run "rollout-')
     assert 'is forbidden: User "mallory@example.com" cannot get resource "runtimerollouts"' in result.stderr
@@ -91,7 +89,7 @@ def test_every_credential_style_authenticates_as_its_user(run, api_server, kubec
 
 
 def test_two_requests_share_one_connection(run, api_server, kubeconfig_for):
-    result = describe(run, api_server, kubeconfig_for, "awaiting-approval")
+    result = describe(run, api_server, role="awaiting-approval", kubeconfig=kubeconfig_for())
     assert result.returncode == 0
     requests = api_server.requests
     assert [r.method for r in requests] == ["GET", "GET"]
@@ -119,7 +117,7 @@ def test_connection_refused_names_the_server(run, api_server, kubeconfig_for):
 
 
 def test_the_target_plan_describe_prints_is_what_reproduce_takes(run, api_server, kubeconfig_for, tmp_path):
-    out = describe(run, api_server, kubeconfig_for, "awaiting-approval").stdout
+    out = describe(run, api_server, role="awaiting-approval", kubeconfig=kubeconfig_for()).stdout
     target = field(out, "Target plan")
     assert re.fullmatch(r"sha256:[0-9a-f]{16}", target)
     result = run("reproduce", target, "--dir", tmp_path / "r", kubeconfig=kubeconfig_for("alice@example.com"))

@@ -8,6 +8,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 from kubectl_aicr.aicr import objects
 from kubectl_aicr.commands import describe
+from tests.support.fixture_objects import set_path
 from tests.support.text import HOSTILE, clean
 
 def hostile_rollout(api_server, role):
@@ -75,15 +76,6 @@ ROLLOUT_FIELDS = ["metadata.name", "metadata.uid", "metadata.resourceVersion", "
                   "status.awaitingAcknowledgement", "status.steps"]
 
 
-def _set(obj, path, value):
-    keys = path.split(".")
-    for key in keys[:-1]:
-        if not isinstance(obj.get(key), dict):
-            obj[key] = {}
-        obj = obj[key]
-    obj[keys[-1]] = value
-
-
 BASE = {"metadata": {"name": "r", "uid": "u", "resourceVersion": "1"},
         "spec": {"runtimeRef": {"name": "cluster"}, "to": {"desiredStateDigest": "sha256:" + "a" * 64},
                  "deadline": "2026-11-30T12:00:00Z", "approvalRequired": True,
@@ -98,7 +90,7 @@ def test_describe_never_crashes_and_never_shows_a_wrong_type_as_valid(changes):
     import datetime
     obj = copy.deepcopy(BASE)
     for path, value in changes.items():
-        _set(obj, path, value)
+        set_path(obj, path, value)
     rollout = objects.rollout(obj)
     lines = describe.render(rollout, None, "aicr-system", datetime.datetime(2026, 11, 29, tzinfo=datetime.timezone.utc))
     text = "\n".join(lines)

@@ -18,17 +18,10 @@ from hypothesis import strategies as st
 from kubectl_aicr.kube import kubeconfig
 from kubectl_aicr.kube.yaml import block as blockyaml, reader as yamlreader
 from kubectl_aicr.errors import ConfigError, YAMLError
-from tests.support.plugin import base_env
+from tests.support.plugin import base_env, describe, write
+from tests.support.text import one_error_line
 
 ROLLOUT_ROLE = "install"
-
-
-def write(path, data):
-    path = str(path)
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    with open(path, "w", encoding="utf-8") as handle:
-        handle.write(data if isinstance(data, str) else yaml.safe_dump(data, sort_keys=False))
-    return path
 
 
 def one(api_server, user="bob@example.com", **user_fields):
@@ -38,19 +31,8 @@ def one(api_server, user="bob@example.com", **user_fields):
     return config
 
 
-def describe(run, api_server, *args, **kwargs):
-    return run("describe", api_server.fixture_name(ROLLOUT_ROLE), *args, **kwargs)
-
-
 def rollout_requests(api_server):
     return [r for r in api_server.requests if r.path.startswith("/apis/operator.aicr.run")]
-
-
-def assert_error_line(result, *words):
-    assert result.returncode == 1, result.stderr
-    assert result.stderr.startswith("error: ") and result.stderr.count("\n") == 1, result.stderr
-    for word in words:
-        assert word in result.stderr, result.stderr
 
 
 # ---------------------------------------------------------------------------------------------
@@ -70,7 +52,7 @@ def test_kubeconfig_env_naming_a_folder_fails_naming_it(run, api_server, tmp_pat
     folder = tmp_path / "configs"
     folder.mkdir()
     result = describe(run, api_server, env={"KUBECONFIG": str(folder)})
-    assert_error_line(result, str(folder), "is a folder")
+    one_error_line(result, str(folder), "is a folder")
     assert api_server.requests == []
 
 
@@ -90,7 +72,7 @@ def test_empty_current_context_works_with_context_flag_and_is_an_error_without(r
     config["current-context"] = ""
     path = write(tmp_path / "config", config)
     without = describe(run, api_server, kubeconfig=path)
-    assert_error_line(without, "no context chosen", "--context", "c1")
+    one_error_line(without, "no context chosen", "--context", "c1")
     assert api_server.requests == []
     with_flag = describe(run, api_server, "--context", "c1", kubeconfig=path)
     assert with_flag.returncode == 0, with_flag.stderr
@@ -103,7 +85,7 @@ def test_context_naming_an_undefined_entry_names_context_and_entry(run, api_serv
     config = one(api_server)
     config["contexts"][0]["context"][field] = missing
     result = describe(run, api_server, kubeconfig=write(tmp_path / "config", config))
-    assert_error_line(result, 'context "bob"', '%s "%s"' % (field, missing), "not defined")
+    one_error_line(result, 'context "bob"', '%s "%s"' % (field, missing), "not defined")
     assert api_server.requests == []
 
 
@@ -149,7 +131,7 @@ def test_ca_data_as_a_block_wrapped_at_64_columns_verifies_and_raw_pem_is_refuse
     pem["clusters"][0]["cluster"]["certificate-authority-data"] = data.decode()
     api_server.clear_requests()
     result = describe(run, api_server, kubeconfig=write(tmp_path / "pem", pem))
-    assert_error_line(result, "certificate-authority-data holds PEM text", "base64")
+    one_error_line(result, "certificate-authority-data holds PEM text", "base64")
     assert api_server.requests == []
 
 

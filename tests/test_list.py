@@ -9,7 +9,7 @@ import pytest
 
 from kubectl_aicr.aicr import objects
 from kubectl_aicr.commands.list import human_duration
-from tests.support.text import HOSTILE, clean
+from tests.support.text import HOSTILE, clean, list_table
 
 pytestmark = pytest.mark.e2e
 
@@ -19,21 +19,6 @@ ENDED = ("revoked", "succeeded", "expired", "failed")
 # awaiting-approval (+4h), tampered-report (+5h), then no-assessment and report-missing (+8h) by name
 NEEDS_PERSON = ("deadline-passed", "awaiting-acknowledgement", "awaiting-approval", "tampered-report")
 OTHERS = ("install", "approved-rolling-out", "validating")
-
-
-def table(text):
-    """Rows of list's output as {NAME: {column: cell}}, and the names in order."""
-    lines = text.rstrip("\n").split("\n")
-    header = lines[0]
-    titles = ["NAME", "PHASE", "APPROVAL", "WAITING ON", "DEADLINE", "AGE"]
-    starts = [header.index(t) for t in titles]
-    assert starts == sorted(starts), header
-    rows, order = {}, []
-    for line in lines[1:]:
-        cells = [line[a:b].strip() for a, b in zip(starts, starts[1:] + [None])]
-        rows[cells[0]] = dict(zip(titles, cells))
-        order.append(cells[0])
-    return rows, order
 
 
 def add_rollout(api_server, role, name, **changes):
@@ -57,7 +42,7 @@ def test_rollouts_not_ended_people_first_as_a_viewer(run, api_server, kubeconfig
     result = run("list", kubeconfig=kubeconfig_for("carol@example.com"))
     assert result.returncode == 0, result.stderr
     assert result.stderr == ""
-    rows, order = table(result.stdout)
+    rows, order = list_table(result.stdout)
     name = api_server.fixture_name
     assert order[:4] == [name(role) for role in NEEDS_PERSON]
     assert set(order[4:6]) == {name("no-assessment"), name("report-missing")}
@@ -98,7 +83,7 @@ def test_rollouts_not_ended_people_first_as_a_viewer(run, api_server, kubeconfig
 def test_all_adds_the_ended_rollouts_last(run, api_server, kubeconfig_for):
     result = run("list", "--all", kubeconfig=kubeconfig_for("carol@example.com"))
     assert result.returncode == 0, result.stderr
-    rows, order = table(result.stdout)
+    rows, order = list_table(result.stdout)
     ended = {api_server.fixture_name(role) for role in ENDED}
     assert set(order[-len(ended):]) == ended
     assert rows[api_server.fixture_name("revoked")]["APPROVAL"] == "revoked by bob@example.com"
@@ -113,7 +98,7 @@ def test_pages_follow_continue_tokens(run, api_server, kubeconfig_for):
         add_rollout(api_server, "install", "rollout-bulk-%04d" % index)
     result = run("list", kubeconfig=kubeconfig_for("carol@example.com"))
     assert result.returncode == 0, result.stderr
-    rows, _ = table(result.stdout)
+    rows, _ = list_table(result.stdout)
     assert {"rollout-bulk-%04d" % i for i in range(600)} <= set(rows)
     pages = [urllib.parse.parse_qs(r.query) for r in api_server.requests if r.path == ROLLOUTS]
     total = 600 + 13

@@ -6,10 +6,12 @@ import subprocess
 
 import pytest
 
-from tests.test_list import ENDED, ROLLOUTS, table
+from tests.support.text import list_table, one_error_line
 
 pytestmark = pytest.mark.e2e
 
+ROLLOUTS = "/apis/operator.aicr.run/v1alpha1/runtimerollouts"
+ENDED = ("revoked", "succeeded", "expired", "failed")  # the fixture rollouts with an outcome (tests/fixtures/README.md)
 KUBECTL = os.path.join(os.path.dirname(__file__), os.pardir, ".venv", "bin", "kubectl")
 PLANS = "/api/v1/namespaces/aicr-system/configmaps"
 # 200 answers that are not a List: what a broken proxy, a wrong path or a misbehaving server may send
@@ -29,12 +31,6 @@ def answers(api_server):
     """``api_server.answers`` (path -> (status, payload)), emptied after the test."""
     yield api_server.answers
     api_server.answers.clear()
-
-
-def one_error_line(result):
-    lines = result.stderr.splitlines()
-    assert len(lines) == 1 and lines[0].startswith("error: "), result.stderr
-    return lines[0]
 
 
 @pytest.mark.parametrize("case", sorted(NOT_A_LIST))
@@ -84,7 +80,7 @@ def test_reproduce_refuses_a_plan_list_it_cannot_read(run, api_server, answers, 
 def test_all_shows_each_ended_rollouts_outcome(run, api_server, kubeconfig_for):
     result = run("list", "--all", kubeconfig=kubeconfig_for("carol@example.com"))
     assert result.returncode == 0, result.stderr
-    rows, _ = table(result.stdout)
+    rows, _ = list_table(result.stdout)
     phases = {role: rows[api_server.fixture_name(role)]["PHASE"] for role in ENDED}
     assert phases == {"succeeded": "Completed (Succeeded)", "failed": "Completed (Failed)",
                       "expired": "Completed (Expired)", "revoked": "Completed (Revoked)"}, phases

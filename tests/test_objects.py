@@ -111,6 +111,7 @@ def test_a_release_listed_twice_takes_its_own_status_entry():
 from hypothesis import given, settings, strategies as st  # noqa: E402
 
 from tests.support.apiserver import PatchError, apply_json_patch  # noqa: E402
+from tests.support.fixture_objects import set_path  # noqa: E402
 
 _values = st.none() | st.booleans() | st.integers(-3, 3) | st.sampled_from(["", "x", "RollingOut", D1]) \
     | st.lists(st.integers(0, 2), max_size=2) | st.fixed_dictionaries({"release": st.sampled_from(["a", "b"])})
@@ -123,13 +124,7 @@ _places = st.sampled_from(["metadata.uid", "metadata.labels", "spec.to", "spec.t
 def _with(changes):
     obj = _rollout(assessment={"digest": D1})
     for path, value in changes.items():
-        node = obj
-        keys = path.split(".")
-        for key in keys[:-1]:
-            if not isinstance(node.get(key), dict):
-                node[key] = {}
-            node = node[key]
-        node[keys[-1]] = value
+        set_path(obj, path, value)
     return obj
 
 

@@ -27,7 +27,8 @@ from tests import test_writes as writes
 from tests.support.apiserver import FIXTURE_ANNOTATION, load_fixtures
 from tests.support import admission_webhook, identity_front
 from tests.support.real_apiserver import real_apiserver  # noqa: F401  (session fixture)
-from tests.support.text import check_awaiting_approval, field
+from tests.support.plugin import describe
+from tests.support.text import check_awaiting_approval, command_lines, field
 
 pytestmark = [pytest.mark.real, pytest.mark.e2e]
 
@@ -38,7 +39,6 @@ RR = "/apis/operator.aicr.run/v1alpha1/runtimerollouts"
 CR = "/apis/operator.aicr.run/v1alpha1/clusterruntimes"
 CM = "/api/v1/namespaces/aicr-system/configmaps"
 DIGEST_ANNOTATION = "operator.aicr.run/desired-state-digest"
-
 
 
 class Cluster:
@@ -61,6 +61,8 @@ class Cluster:
 
     def name(self, role):
         return self.given[role]["metadata"]["name"]
+
+    fixture_name = name  # as the test API server names it (tests/support/plugin.py's describe takes either)
 
     def get(self, role):
         """The object as the real server has it now."""
@@ -89,15 +91,11 @@ def cluster(real_apiserver, tmp_path_factory):
     return Cluster(real_apiserver, str(tmp_path_factory.mktemp("real-kubeconfigs")))
 
 
-def describe(run, cluster, role, user="alice@example.com", style=None):
-    return run("describe", cluster.name(role), kubeconfig=cluster.kubeconfig(user, style))
-
-
 # --------------------------------------------------------------------------- describe
 
 
 def test_describe_an_upgrade_awaiting_approval_with_its_verified_report(run, cluster):
-    result = describe(run, cluster, "awaiting-approval")
+    result = describe(run, cluster, role="awaiting-approval", kubeconfig=cluster.kubeconfig())
     assert result.returncode == 0, result.stderr
     assert result.stderr == ""
     obj = cluster.get("awaiting-approval")
@@ -106,7 +104,7 @@ def test_describe_an_upgrade_awaiting_approval_with_its_verified_report(run, clu
 
 
 def test_describe_an_initial_install(run, cluster):
-    result = describe(run, cluster, "install")
+    result = describe(run, cluster, role="install", kubeconfig=cluster.kubeconfig())
     assert result.returncode == 0, result.stderr
     assert field(result.stdout, "Transition") == "none (initial install)"
     assert field(result.stdout, "Approval") == "not required"
@@ -115,7 +113,7 @@ def test_describe_an_initial_install(run, cluster):
 
 
 def test_a_tampered_report_is_never_shown_and_exits_3(run, cluster):
-    result = describe(run, cluster, "tampered-report")
+    result = describe(run, cluster, role="tampered-report", kubeconfig=cluster.kubeconfig())
     assert result.returncode == 3
     assert field(result.stdout, "Assessment").startswith("NOT VERIFIED, NOT SHOWN: ")
     assert "COMPONENT" not in result.stdout
@@ -125,23 +123,23 @@ def test_a_tampered_report_is_never_shown_and_exits_3(run, cluster):
 
 
 def test_a_missing_report_is_not_verified(run, cluster):
-    result = describe(run, cluster, "report-missing")
+    result = describe(run, cluster, role="report-missing", kubeconfig=cluster.kubeconfig())
     assert result.returncode == 1  # unavailable, not a content mismatch (exit 3)
     assert "was not found" in field(result.stdout, "Assessment")
 
 
 def test_approval_revocation_and_acknowledgements_are_shown(run, cluster):
     approval = cluster.get("approved-rolling-out")["spec"]["approval"]
-    out = describe(run, cluster, "approved-rolling-out").stdout
+    out = describe(run, cluster, role="approved-rolling-out", kubeconfig=cluster.kubeconfig()).stdout
     assert field(out, "Approval").startswith("approved by %s until %s (expires in " % (approval["user"],
                                                                                      approval["expires"]))
     assert field(out, "Approval reason") == approval["reason"]
     revoked = cluster.get("revoked")
-    out = describe(run, cluster, "revoked").stdout
+    out = describe(run, cluster, role="revoked", kubeconfig=cluster.kubeconfig()).stdout
     assert field(out, "Outcome") == "Revoked"
     assert field(out, "Revocation").startswith("revoked by %s at " % revoked["spec"]["revocation"]["user"])
     waiting = cluster.get("awaiting-acknowledgement")
-    out = describe(run, cluster, "awaiting-acknowledgement").stdout
+    out = describe(run, cluster, role="awaiting-acknowledgement", kubeconfig=cluster.kubeconfig()).stdout
     for ack in waiting["spec"]["acknowledgements"]:
         assert "Acknowledged: %s by %s at %s" % (ack["release"], ack["user"], ack["time"]) in out
 
@@ -162,7 +160,7 @@ def test_unknown_values_and_fields_from_the_server_are_printed_as_they_are(run, 
 
 
 def test_a_reader_may_describe(run, cluster):
-    result = describe(run, cluster, "awaiting-approval", "carol@example.com")
+    result = describe(run, cluster, role="awaiting-approval", kubeconfig=cluster.kubeconfig("carol@example.com"))
     assert result.returncode == 0, result.stderr
 
 
@@ -184,17 +182,14 @@ def test_a_stranger_is_forbidden_in_one_line_even_for_a_missing_rollout(run, clu
 
 @pytest.mark.parametrize("style", ["cert-files", "cert-data", "token"])
 def test_every_credential_style_authenticates_as_its_user(run, cluster, style):
-    assert describe(run, cluster, "install", "alice@example.com", style).returncode == 0
+    result = describe(run, cluster, role="install", kubeconfig=cluster.kubeconfig("alice@example.com", style))
+    assert result.returncode == 0, result.stderr
     # the server names who it saw: the same style for mallory is refused as mallory
-    result = describe(run, cluster, "install", "mallory@example.com", style)
+    result = describe(run, cluster, role="install", kubeconfig=cluster.kubeconfig("mallory@example.com", style))
     assert result.returncode == 1 and 'User "mallory@example.com" cannot get' in result.stderr
 
 
 # --------------------------------------------------------------------------- reproduce
-
-
-def command_lines(stdout):
-    return [line for line in stdout.splitlines() if line.split(" ")[0] in ("docker", "oras", "diff")]
 
 
 def digest_of(cluster, role):

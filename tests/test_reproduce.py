@@ -9,6 +9,8 @@ import subprocess
 
 import pytest
 
+from tests.support.text import command_lines
+
 pytestmark = pytest.mark.e2e
 
 
@@ -22,10 +24,6 @@ def digest_of(api_server, role):
 
 def only_reads(api_server):
     return all(r.method == "GET" for r in api_server.requests)
-
-
-def command_lines(stdout):
-    return [line for line in stdout.splitlines() if line.split(" ")[0] in ("docker", "oras", "diff")]
 
 
 def test_no_argument_takes_the_active_plan(run, api_server, kubeconfig_for, tmp_path):

@@ -15,9 +15,9 @@ from kubectl_aicr.kube import net, proxy_rules, rest
 from kubectl_aicr.errors import ConfigError, TransportError
 from tests.support import certs
 from tests.support.kubeconfig_corpus import NAMED_HOST, PREFIX, SNI_NAME, corpus_servers  # noqa: F401 (a fixture)
+from tests.support.plugin import describe
 from tests.support.proxy import TunnelProxy
-
-ROLE = "install"
+from tests.support.text import one_error_line
 
 
 def write_config(tmp_path, target, user="bob@example.com", name="config", **cluster):
@@ -35,17 +35,6 @@ def write_config(tmp_path, target, user="bob@example.com", name="config", **clus
     return str(path)
 
 
-def describe(run, server, path, **kwargs):
-    return run("describe", server.fixture_name(ROLE), kubeconfig=path, **kwargs)
-
-
-def one_error_line(result, *words):
-    assert result.returncode == 1, result.stderr
-    assert result.stderr.startswith("error: ") and result.stderr.count("\n") == 1, result.stderr
-    for word in words:
-        assert word in result.stderr, result.stderr
-
-
 @pytest.fixture
 def servers(corpus_servers):
     corpus_servers.clear()
@@ -59,17 +48,17 @@ def servers(corpus_servers):
 @pytest.mark.e2e
 def test_tls_server_name_is_used_for_sni_and_for_verification(run, servers, tmp_path):
     sni = servers.sni
-    ok = describe(run, sni, write_config(tmp_path, sni, tls_server_name=SNI_NAME))
+    ok = describe(run, sni, kubeconfig=write_config(tmp_path, sni, tls_server_name=SNI_NAME))
     assert ok.returncode == 0, ok.stderr
     assert {r.sni for r in sni.requests} == {SNI_NAME}
-    refused = describe(run, sni, write_config(tmp_path, sni, name="without"))
+    refused = describe(run, sni, kubeconfig=write_config(tmp_path, sni, name="without"))
     one_error_line(refused, "is not trusted", "never only its CN")
 
 
 @pytest.mark.e2e
 def test_ipv4_and_ipv6_address_sans_verify(run, api_server, servers, tmp_path):
     for server in (api_server, servers.v6):
-        result = describe(run, server, write_config(tmp_path, server, name=str(server.port)))
+        result = describe(run, server, kubeconfig=write_config(tmp_path, server, name=str(server.port)))
         assert result.returncode == 0, result.stderr
         assert server.requests and all(r.sni is None for r in server.requests)  # no SNI for an address
     assert servers.v6.url.startswith("https://[::1]:")
@@ -77,7 +66,7 @@ def test_ipv4_and_ipv6_address_sans_verify(run, api_server, servers, tmp_path):
 
 @pytest.mark.e2e
 def test_a_certificate_whose_name_is_only_in_its_cn_is_rejected(run, servers, tmp_path):
-    result = describe(run, servers.cn, write_config(tmp_path, servers.cn))
+    result = describe(run, servers.cn, kubeconfig=write_config(tmp_path, servers.cn))
     one_error_line(result, "is not trusted", "subject alternative names")
     assert servers.cn.requests == []
 
@@ -88,26 +77,26 @@ def test_a_given_ca_bundle_is_the_only_trust_and_the_systems_is_used_otherwise(r
     bundle = other + open(api_server.ca_file, "rb").read() + other
     with_bundle = write_config(tmp_path, api_server, name="bundle", certificate_authority=None,
                                certificate_authority_data=base64.b64encode(bundle).decode())
-    assert describe(run, api_server, with_bundle).returncode == 0
+    assert describe(run, api_server, kubeconfig=with_bundle).returncode == 0
     system_ca = {"SSL_CERT_FILE": api_server.ca_file}  # what "the system's" CAs are for this process
     only_other = write_config(tmp_path, api_server, name="other", certificate_authority=None,
                               certificate_authority_data=base64.b64encode(other).decode())
-    one_error_line(describe(run, api_server, only_other, env=system_ca), "is not trusted")
+    one_error_line(describe(run, api_server, kubeconfig=only_other, env=system_ca), "is not trusted")
     no_ca = write_config(tmp_path, api_server, name="none", certificate_authority=None)
-    assert describe(run, api_server, no_ca, env=system_ca).returncode == 0
-    one_error_line(describe(run, api_server, no_ca, env={"SSL_CERT_FILE": "/nonexistent"}), "is not trusted")
+    assert describe(run, api_server, kubeconfig=no_ca, env=system_ca).returncode == 0
+    one_error_line(describe(run, api_server, kubeconfig=no_ca, env={"SSL_CERT_FILE": "/nonexistent"}), "is not trusted")
 
 
 @pytest.mark.e2e
 def test_insecure_skip_tls_verify_with_a_ca_is_refused_as_kubectl_refuses_it(run, api_server, tmp_path):
     path = write_config(tmp_path, api_server, insecure_skip_tls_verify=True, certificate_authority=None,
                         certificate_authority_data=base64.b64encode(open(api_server.ca_file, "rb").read()).decode())
-    one_error_line(describe(run, api_server, path),
+    one_error_line(describe(run, api_server, kubeconfig=path),
                    "specifying a root certificates file with the insecure flag is not allowed")
     assert api_server.requests == []
     insecure = write_config(tmp_path, api_server, name="insecure", insecure_skip_tls_verify=True,
                             certificate_authority=None)
-    assert describe(run, api_server, insecure).returncode == 0
+    assert describe(run, api_server, kubeconfig=insecure).returncode == 0
 
 
 @pytest.mark.e2e
@@ -134,7 +123,7 @@ def test_tls_below_1_2_is_never_spoken(run, api_server, tmp_path):
     thread = threading.Thread(target=serve, daemon=True)
     thread.start()
     path = write_config(tmp_path, api_server, server="https://127.0.0.1:%d" % listener.getsockname()[1])
-    result = describe(run, api_server, path)
+    result = describe(run, api_server, kubeconfig=path)
     thread.join(10)
     listener.close()
     one_error_line(result, "TLS handshake with server")
@@ -160,7 +149,7 @@ def transport_credentials():
 def test_a_path_prefix_is_kept_in_front_of_every_request(run, servers, tmp_path):
     special = servers.special
     path = write_config(tmp_path, special, server=special.url + PREFIX)
-    result = describe(run, special, path)
+    result = describe(run, special, kubeconfig=path)
     assert result.returncode == 0, result.stderr
     assert special.requests and all(r.path.startswith(PREFIX + "/apis/") for r in special.requests)
 
@@ -168,7 +157,7 @@ def test_a_path_prefix_is_kept_in_front_of_every_request(run, servers, tmp_path)
 @pytest.mark.e2e
 def test_an_unbracketed_ipv6_server_is_an_error(run, servers, tmp_path):
     path = write_config(tmp_path, servers.v6, server="https://::1:%d" % servers.v6.port)
-    one_error_line(describe(run, servers.v6, path), "host must be a URL or a host:port pair", "in brackets")
+    one_error_line(describe(run, servers.v6, kubeconfig=path), "host must be a URL or a host:port pair", "in brackets")
     assert servers.v6.requests == []
 
 
@@ -206,7 +195,7 @@ def test_the_host_is_sent_as_written(text, host, host_header):
 @pytest.mark.e2e
 def test_proxy_url_is_used_even_when_no_proxy_names_the_server(run, api_server, servers, tmp_path):
     path = write_config(tmp_path, api_server, proxy_url=servers.http_proxy.url)
-    result = describe(run, api_server, path, env={"NO_PROXY": "127.0.0.1", "no_proxy": "*"})
+    result = describe(run, api_server, kubeconfig=path, env={"NO_PROXY": "127.0.0.1", "no_proxy": "*"})
     assert result.returncode == 0, result.stderr
     assert [r.target for r in servers.http_proxy.records] == ["127.0.0.1:%d" % api_server.port]
 
@@ -215,11 +204,11 @@ def test_proxy_url_is_used_even_when_no_proxy_names_the_server(run, api_server, 
 def test_proxy_credentials_from_the_url_and_a_refusal_without_the_password(run, api_server, tmp_path):
     with TunnelProxy("http", credentials=("approver", "pr0xy-pässword")) as guarded:
         good = "http://approver:pr0xy-p%C3%A4ssword@127.0.0.1:" + str(guarded.port)
-        assert describe(run, api_server, write_config(tmp_path, api_server, proxy_url=good)).returncode == 0
+        assert describe(run, api_server, kubeconfig=write_config(tmp_path, api_server, proxy_url=good)).returncode == 0
         expected = "Basic " + base64.b64encode("approver:pr0xy-pässword".encode()).decode()
         assert guarded.records[0].proxy_authorization == expected
         bad = "http://approver:wr0ng-secret@127.0.0.1:%d" % guarded.port
-        result = describe(run, api_server, write_config(tmp_path, api_server, name="bad", proxy_url=bad))
+        result = describe(run, api_server, kubeconfig=write_config(tmp_path, api_server, name="bad", proxy_url=bad))
         one_error_line(result, "refused to tunnel", "HTTP 407")
         assert "wr0ng-secret" not in result.stderr
 
@@ -227,11 +216,12 @@ def test_proxy_credentials_from_the_url_and_a_refusal_without_the_password(run, 
 @pytest.mark.e2e
 def test_socks5_proxy_url_works_with_and_without_credentials(run, api_server, servers, tmp_path):
     path = write_config(tmp_path, api_server, proxy_url=servers.socks_proxy.url)
-    assert describe(run, api_server, path).returncode == 0
+    assert describe(run, api_server, kubeconfig=path).returncode == 0
     assert [r.target for r in servers.socks_proxy.records] == ["127.0.0.1:%d" % api_server.port]
     with TunnelProxy("socks5", credentials=("u", "p")) as guarded:
         url = "socks5://u:p@127.0.0.1:%d" % guarded.port
-        assert describe(run, api_server, write_config(tmp_path, api_server, name="auth", proxy_url=url)).returncode == 0
+        assert describe(run, api_server,
+                        kubeconfig=write_config(tmp_path, api_server, name="auth", proxy_url=url)).returncode == 0
         assert guarded.records[0].user == "u"
 
 
@@ -248,7 +238,7 @@ def test_an_https_proxy_carries_every_request_of_the_command_in_one_tunnel(run, 
         ("https", "127.0.0.1:%d" % api_server.port, "localhost")]
     assert len(api_server.requests) >= 2 and len({r.connection_id for r in api_server.requests}) == 1
     untrusted = write_config(tmp_path, api_server, name="untrusted", proxy_url=servers.https_proxy.url)
-    one_error_line(describe(run, api_server, untrusted), "TLS: the certificate of proxy https://127.0.0.1:",
+    one_error_line(describe(run, api_server, kubeconfig=untrusted), "TLS: the certificate of proxy https://127.0.0.1:",
                    "is not trusted")
 
 
@@ -256,7 +246,7 @@ def test_an_https_proxy_carries_every_request_of_the_command_in_one_tunnel(run, 
 def test_https_proxy_from_the_environment_uppercase_first(run, servers, tmp_path):
     special = servers.special
     path = write_config(tmp_path, special, server="https://%s:%d" % (NAMED_HOST, special.port))
-    result = describe(run, special, path, env={"HTTPS_PROXY": servers.http_proxy.url.replace("http://", ""),
+    result = describe(run, special, kubeconfig=path, env={"HTTPS_PROXY": servers.http_proxy.url.replace("http://", ""),
                                                "https_proxy": "http://127.0.0.1:1", "NO_PROXY": "10.0.0.0/8,.svc"})
     assert result.returncode == 0, result.stderr
     assert [r.target for r in servers.http_proxy.records][:1] == ["%s:%d" % (NAMED_HOST, special.port)]
@@ -266,17 +256,19 @@ def test_https_proxy_from_the_environment_uppercase_first(run, servers, tmp_path
 def test_no_proxy_match_connects_directly_and_loopback_is_never_proxied(run, api_server, servers, tmp_path):
     special = servers.special
     named = write_config(tmp_path, special, server="https://%s:%d" % (NAMED_HOST, special.port))
-    result = describe(run, special, named, env={"HTTPS_PROXY": servers.http_proxy.url, "NO_PROXY": "example.invalid"})
+    result = describe(run, special,
+                      kubeconfig=named, env={"HTTPS_PROXY": servers.http_proxy.url, "NO_PROXY": "example.invalid"})
     one_error_line(result, "cannot resolve the host of server https://" + NAMED_HOST)
     loopback = write_config(tmp_path, api_server, name="loopback")
-    assert describe(run, api_server, loopback, env={"HTTPS_PROXY": servers.http_proxy.url}).returncode == 0
+    assert describe(run, api_server, kubeconfig=loopback, env={"HTTPS_PROXY": servers.http_proxy.url}).returncode == 0
     assert servers.http_proxy.records == []
 
 
 @pytest.mark.e2e
 def test_proxy_url_with_an_unsupported_scheme_is_kubectls_error(run, api_server, tmp_path):
     path = write_config(tmp_path, api_server, proxy_url="ftp://127.0.0.1:21")
-    one_error_line(describe(run, api_server, path), "unsupported scheme 'ftp', must be http, https, or socks5")
+    one_error_line(describe(run, api_server, kubeconfig=path),
+                   "unsupported scheme 'ftp', must be http, https, or socks5")
     assert api_server.requests == []
 
 

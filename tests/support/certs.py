@@ -176,3 +176,16 @@ def write_client_cert(ca, folder, stem, username, groups=(), key_type="rsa",
         f.write(private_key_pem(key, key_format, passphrase))
     os.chmod(files.key, 0o600)
     return files
+
+
+def peer_subject(peercert):
+    """``{"cn": CN, "o": [O, ...]}`` of a client certificate as ``SSLSocket.getpeercert()`` gives it: the
+    username and groups kube-apiserver reads from it (see above)."""
+    cn, orgs = None, []
+    for rdn in peercert.get("subject", ()):
+        for key, value in rdn:
+            if key == "commonName":
+                cn = value
+            elif key == "organizationName":
+                orgs.append(value)
+    return {"cn": cn, "o": orgs}

@@ -38,6 +38,11 @@ import ssl
 import threading
 import urllib.parse
 
+try:  # imported as tests.support.identity_front
+    from .certs import peer_subject
+except ImportError:  # imported as a top-level module (tests/support on sys.path)
+    from certs import peer_subject
+
 MAX_BODY = 3 * 1024 * 1024          # kube-apiserver's default --max-request-body-bytes
 MAX_ANSWER = 64 * 1024 * 1024
 TIMEOUT = 30.0
@@ -154,16 +159,6 @@ class TLSServer(http.server.ThreadingHTTPServer):
         self.server_close()
         self._thread.join(5)
 
-
-def _subject(peer):
-    cn, orgs = None, []
-    for rdn in peer.get("subject", ()):
-        for key, value in rdn:
-            if key == "commonName":
-                cn = value
-            elif key == "organizationName":
-                orgs.append(value)
-    return cn, orgs
 
 
 class IdentityFront:
@@ -305,9 +300,9 @@ class IdentityFront:
         """Identity, or None for a credential the real server would answer 401."""
         peer = handler.connection.aicr_peer
         if peer:
-            cn, orgs = _subject(peer)
-            if cn:
-                return Identity(cn, "", tuple(orgs) + (AUTHENTICATED,))
+            subject = peer_subject(peer)
+            if subject["cn"]:
+                return Identity(subject["cn"], "", tuple(subject["o"]) + (AUTHENTICATED,))
         scheme, _, credential = (handler.headers.get("Authorization") or "").strip().partition(" ")
         if scheme.lower() == "bearer" and credential.strip():
             return self._token_review(credential.strip().split(" ")[0])

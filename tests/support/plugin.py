@@ -1,4 +1,5 @@
-"""Running the built plugin as a user does: its path, the argv that runs it, a clean environment, a runner.
+"""Running the built plugin as a user does: its path, the argv that runs it, a clean environment, a runner,
+the files a user hands it (:func:`write`) and its most common command (:func:`describe`).
 
 ``AICR_TEST_PYTHON`` names the interpreter that runs ``dist/kubectl-aicr`` (``make test-pythons`` sets it
 per CPython); without it the file runs through its own ``#!/usr/bin/env python3`` line.
@@ -7,6 +8,8 @@ per CPython); without it the file runs through its own ``#!/usr/bin/env python3`
 import os
 import subprocess
 import sys
+
+import yaml
 
 HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # tests/
 ROOT = os.path.dirname(HERE)
@@ -67,3 +70,26 @@ class Runner:
         return subprocess.run(plugin_command(self.plugin) + [str(a) for a in args], env=environment,
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=stdin,
                               timeout=timeout, cwd=cwd, universal_newlines=True)
+
+
+def write(path, data, mode=0o600):
+    """Write ``data`` to ``path`` (folders made as needed), permissions ``mode``; its path (str).
+
+    ``data``: text as it is, or a value (a kubeconfig dict) dumped as block YAML in key order, UTF-8 as it
+    is (never ``\\u`` escapes).
+    """
+    path = str(path)
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "w", encoding="utf-8") as handle:
+        handle.write(data if isinstance(data, str) else yaml.safe_dump(data, sort_keys=False, allow_unicode=True))
+    os.chmod(path, mode)
+    return path
+
+
+def describe(run, server, *args, role="install", **kwargs):
+    """``kubectl aicr describe`` of the rollout fixture ``role`` on ``server`` (anything with
+    ``fixture_name(role)``: the test API server, the real-server tier's cluster), through ``run`` (a
+    :class:`Runner`). ``args`` follow the name; ``kwargs`` go to the runner (kubeconfig, env, cwd, stdin,
+    timeout). The CompletedProcess.
+    """
+    return run("describe", server.fixture_name(role), *args, **kwargs)

@@ -1,5 +1,6 @@
-"""Checks of what the plugin prints: hostile text and its escaping, ``Label:  value`` lines, describe's
-output for the awaiting-approval fixture (shared by the test server's tier and the real one)."""
+"""Checks of what the plugin prints: hostile text and its escaping, ``Label:  value`` lines, the one
+``error:`` line of a failure, list's table, reproduce's command lines, describe's output for the
+awaiting-approval fixture (shared by the test server's tier and the real one)."""
 
 import re
 
@@ -18,6 +19,39 @@ def field(text, label):
     match = re.search(r"^%s:\s+(.*)$" % re.escape(label), text, re.M)
     assert match, "no %r line in:\n%s" % (label, text)
     return match.group(1)
+
+
+def one_error_line(result, *words, before=()):
+    """The one line a failed run prints: exit status 1, stderr exactly one newline-ended line that starts
+    with ``error: `` and holds every one of ``words``, after exactly the lines ``before`` (what a credential
+    plugin wrote to its stderr, which reaches the user). Returns that line (without its newline)."""
+    assert result.returncode == 1, (result.returncode, result.stderr)
+    lines = result.stderr.splitlines()
+    assert result.stderr == "".join(line + "\n" for line in lines), result.stderr
+    assert lines[:-1] == list(before) and lines[-1:] and lines[-1].startswith("error: "), result.stderr
+    for word in words:
+        assert word in lines[-1], (word, result.stderr)
+    return lines[-1]
+
+
+def command_lines(stdout):
+    """The lines of ``stdout`` that are commands to paste (reproduce's docker, oras and diff)."""
+    return [line for line in stdout.splitlines() if line.split(" ")[0] in ("docker", "oras", "diff")]
+
+
+def list_table(text):
+    """Rows of ``kubectl aicr list``'s output as {NAME: {column: cell}}, and the names in order."""
+    lines = text.rstrip("\n").split("\n")
+    header = lines[0]
+    titles = ["NAME", "PHASE", "APPROVAL", "WAITING ON", "DEADLINE", "AGE"]
+    starts = [header.index(t) for t in titles]
+    assert starts == sorted(starts), header
+    rows, order = {}, []
+    for line in lines[1:]:
+        cells = [line[a:b].strip() for a, b in zip(starts, starts[1:] + [None])]
+        rows[cells[0]] = dict(zip(titles, cells))
+        order.append(cells[0])
+    return rows, order
 
 
 def check_awaiting_approval(out, obj):

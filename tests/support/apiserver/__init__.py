@@ -71,7 +71,7 @@ from .store import (  # noqa: F401
     Store)
 from .handler import (  # noqa: F401
     Connection, Request, RequestRecord, _GO_JSON_ESCAPES, _HTTPServer, _Handler,
-    _encode_payload, _impersonation_headers, _page, _sni_callback, _subject, _tls_local)
+    _encode_payload, _impersonation_headers, _page, _sni_callback, _tls_local)
 from .server import (  # noqa: F401
     APIServer, _b64_file, _json_type, _resource_list, _write_yaml)
 from .program import (  # noqa: F401

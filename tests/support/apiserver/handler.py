@@ -14,6 +14,7 @@ import threading
 import traceback
 import urllib.parse
 
+from ..certs import peer_subject
 from .rbac import Attributes, UserInfo
 from .resources import conflict_status_for_fault
 from .status import TextError, bad_request, go_quote
@@ -103,7 +104,7 @@ class _HTTPServer(http.server.ThreadingHTTPServer):
             sock.close()
             return
         peer = tls.getpeercert()
-        tls.aicr_conn = Connection(conn_id, _tls_local.sni, _subject(peer) if peer else None)
+        tls.aicr_conn = Connection(conn_id, _tls_local.sni, peer_subject(peer) if peer else None)
         with api._lock:
             api._open_sockets.add(tls)
         try:
@@ -126,17 +127,6 @@ class _HTTPServer(http.server.ThreadingHTTPServer):
         if self.api.verbose:
             traceback.print_exc()
 
-
-def _subject(peercert):
-    """``{"cn": CN, "o": [O, ...]}`` from ``SSLSocket.getpeercert()``."""
-    cn, orgs = None, []
-    for rdn in peercert.get("subject", ()):
-        for key, value in rdn:
-            if key == "commonName":
-                cn = value
-            elif key == "organizationName":
-                orgs.append(value)
-    return {"cn": cn, "o": orgs}
 
 
 class _Handler(http.server.BaseHTTPRequestHandler):
