@@ -27,23 +27,25 @@ Behaviour follows client-go (``tools/clientcmd/client_config.go``
 Nothing here ever puts a secret into an error message.
 """
 
+from __future__ import annotations  # the records' annotations stay strings: no typing import at start-up
+
 import base64
 import contextlib
 import itertools
 import json
 import os
 import time
-from typing import NamedTuple, Optional, Tuple
 
 from .. import helpers
 from ..errors import AicrError, AuthError
+from ..records import Record
 from .kubeconfig import read_file_text
 
 OIDC_EXPIRY_MARGIN = 10.0  # seconds; oidc.go expiryDelta
 _HEADER_KEY_BYTES = frozenset(b"!#$&'*+-.^_`|~0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz")
 
 
-class Credentials(NamedTuple):
+class Credentials(Record):
     """What one request presents.
 
     ``headers``: ((name, value), ...); the client certificate as PEM files (``cert_file``,
@@ -51,13 +53,15 @@ class Credentials(NamedTuple):
     ``expires``: epoch seconds after which they must be obtained again (None: never).
     """
 
-    headers: Tuple[Tuple[str, str], ...] = ()
-    cert_file: Optional[str] = None
-    key_file: Optional[str] = None
+    _secret = ("headers", "key_data")  # the Authorization header; the client key
+
+    headers: tuple[tuple[str, str], ...] = ()
+    cert_file: str | None = None
+    key_file: str | None = None
     description: str = "no credentials"
-    cert_data: Optional[bytes] = None
-    key_data: Optional[bytes] = None
-    expires: Optional[float] = None
+    cert_data: bytes | None = None
+    key_data: bytes | None = None
+    expires: float | None = None
 
     def certificate(self):
         """A value that is equal for equal client certificates (None: none), to tell when TLS must change."""

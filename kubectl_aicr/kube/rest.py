@@ -29,6 +29,8 @@
   :class:`~kubectl_aicr.errors.TransportError` line naming the server.
 """
 
+from __future__ import annotations  # the records' annotations stay strings: no typing import at start-up
+
 import base64
 import binascii
 import datetime
@@ -41,12 +43,12 @@ import re
 import socket
 import ssl
 import time
-from typing import NamedTuple, Optional, Tuple
 from urllib.parse import urlencode, urlsplit
 
 from .. import __version__, helpers
 from . import auth, net
 from ..errors import ApiError, AuthError, ConfigError, TransportError
+from ..records import Record
 
 DEADLINE_SECONDS = 30.0
 MAX_RESPONSE_BYTES = 16 * 1024 * 1024  # an object is at most ~1.5 MiB in etcd; lists of plans stay well under
@@ -54,16 +56,16 @@ CHUNK_BYTES = 64 * 1024
 USER_AGENT = "kubectl-aicr/%s" % __version__
 
 
-class Impersonation(NamedTuple):
+class Impersonation(Record):
     """Who the requests act as (client-go ``rest.ImpersonationConfig``), sent as ``Impersonate-*`` headers."""
 
-    user: Optional[str] = None
-    uid: Optional[str] = None
-    groups: Tuple[str, ...] = ()
-    extra: Tuple[Tuple[str, Tuple[str, ...]], ...] = ()   # ((key, (values...)), ...)
+    user: str | None = None
+    uid: str | None = None
+    groups: tuple[str, ...] = ()
+    extra: tuple[tuple[str, tuple[str, ...]], ...] = ()   # ((key, (values...)), ...)
 
 
-class RESTConfig(NamedTuple):
+class RESTConfig(Record):
     """How to reach one API server (client-go ``rest.Config``): the one seam between what the kubeconfig
     says and how to connect. :func:`kubectl_aicr.kube.clientcmd.rest_config` builds it from the selected
     entries and the command line; below it nothing reads kubeconfig field names.
@@ -76,10 +78,10 @@ class RESTConfig(NamedTuple):
     host: str
     cluster_name: str
     insecure: bool = False
-    ca_file: Optional[str] = None
-    ca_data: Optional[bytes] = None
-    server_name: Optional[str] = None
-    proxy_url: Optional[str] = None
+    ca_file: str | None = None
+    ca_data: bytes | None = None
+    server_name: str | None = None
+    proxy_url: str | None = None
     impersonate: Impersonation = Impersonation()
 
 
