@@ -8,15 +8,23 @@ Objects are read leniently: an unknown field is ignored, an unknown enum value i
 kept as it is, a missing optional field is None ("not set"). A field present with the
 wrong type or form becomes an :class:`Invalid` value, which the output shows as such
 and which no decision ever treats as valid.
+
+The records' annotations say so: ``str | Invalid | None`` is a string field read leniently (None: not
+set); a list field is a ``list`` whose non-object items are :class:`Invalid`, or one :class:`Invalid`
+for the whole list (not a list, or longer than :data:`MAX_ITEMS`); an absent list is ``[]``. Times are
+aware UTC ``datetime`` values. The annotations are documentation, never evaluated (see
+:mod:`kubectl_aicr.records`).
 """
+
+from __future__ import annotations  # the records' annotations stay strings: no typing import at start-up
 
 import hashlib
 import json
 import re
-from typing import NamedTuple, Optional
 
 from .. import helpers
 from ..errors import AicrError
+from ..records import Record
 
 GROUP = "operator.aicr.run"
 VERSION = "v1alpha1"
@@ -211,86 +219,86 @@ def sha256_digest(data):
 # RuntimeRollout
 
 
-class Step(NamedTuple):
+class Step(Record):
     """``spec.steps[]`` joined with its ``status.steps[]`` entry (state Pending when it has none)."""
 
-    release: object
-    operation: object
-    assessment: object
-    changes_crds: object
-    state: object
-    message: object
+    release: str | Invalid | None
+    operation: str | Invalid | None
+    assessment: str | Invalid | None
+    changes_crds: bool | Invalid | None
+    state: str | Invalid             # status.steps[].state, "Pending" when unset
+    message: str | Invalid | None
 
 
-class RecordStep(NamedTuple):
+class RecordStep(Record):
     """``spec.transitionRecords[].steps[]``: ``when`` is PreApply or PostApply."""
 
-    id: object
-    description: object
-    reason: object
-    when: object
+    id: str | Invalid | None
+    description: str | Invalid | None
+    reason: str | Invalid | None
+    when: str | Invalid | None
 
 
-class TransitionRecord(NamedTuple):
+class TransitionRecord(Record):
     """``spec.transitionRecords[]``: AICR's record for one release's move."""
 
-    release: object
-    from_version: object
-    to_version: object
-    verdict: object
-    precondition: object
-    steps: object  # List[RecordStep] or Invalid
+    release: str | Invalid | None
+    from_version: str | Invalid | None
+    to_version: str | Invalid | None
+    verdict: str | Invalid | None
+    precondition: str | Invalid | None
+    steps: list[RecordStep | Invalid] | Invalid
 
 
-class Approval(NamedTuple):
+class Approval(Record):
     """``spec.approval``: set once by a person."""
 
-    user: object
-    expires: object
-    reason: object
+    user: str | Invalid | None
+    expires: datetime | Invalid | None
+    reason: str | Invalid | None
 
 
-class Revocation(NamedTuple):
+class Revocation(Record):
     """``spec.revocation``: set once by a person."""
 
-    user: object
-    time: object
-    reason: object
+    user: str | Invalid | None
+    time: datetime | Invalid | None
+    reason: str | Invalid | None
 
 
-class Acknowledgement(NamedTuple):
+class Acknowledgement(Record):
     """``spec.acknowledgements[]``: append-only."""
 
-    release: object
-    user: object
-    time: object
+    release: str | Invalid | None
+    user: str | Invalid | None
+    time: datetime | Invalid | None
 
 
-class Rollout(NamedTuple):
+class Rollout(Record):
     """A RuntimeRollout as the plugin reads it. Each field: its value, None (not set) or :class:`Invalid`."""
 
-    name: object
-    uid: object
-    resource_version: object
-    runtime_name: object
-    runtime_uid: object
-    from_digest: object          # None: initial install
-    to_digest: object
-    deadline: object             # aware datetime
-    approval_required: object
-    inventory_releases: object
-    inventory_digest: object
-    assessment_digest: object    # None: no report was made
-    steps: object                # List[Step] or Invalid
-    transition_records: object   # List[TransitionRecord] or Invalid
-    approval: object             # Approval, None or Invalid
-    revocation: object           # Revocation, None or Invalid
-    acknowledgements: object     # List[Acknowledgement] or Invalid
-    phase: object
-    outcome: object              # the label, else status.outcome; None or "" while running
-    message: object
-    awaiting_acknowledgement: object  # release name
-    created: object = None       # metadata.creationTimestamp, aware datetime
+    name: str | Invalid | None
+    uid: str | Invalid | None
+    resource_version: str | Invalid | None
+    runtime_name: str | Invalid | None
+    runtime_uid: str | Invalid | None
+    from_digest: str | Invalid | None            # None: initial install (no spec.from)
+    to_digest: str | Invalid | None
+    deadline: datetime | Invalid | None
+    approval_required: bool | Invalid | None
+    inventory_releases: int | Invalid | None     # a negative number is Invalid
+    inventory_digest: str | Invalid | None
+    assessment_digest: str | Invalid | None      # None: no report was made (no spec.assessment)
+    steps: list[Step | Invalid] | Invalid
+    transition_records: list[TransitionRecord | Invalid] | Invalid
+    approval: Approval | Invalid | None
+    revocation: Revocation | Invalid | None
+    acknowledgements: list[Acknowledgement | Invalid] | Invalid
+    phase: str | Invalid | None
+    outcome: str | Invalid | None                # the label, else status.outcome; None or "" while running
+    message: str | Invalid | None
+    awaiting_acknowledgement: str | Invalid | None  # release name
+    created: datetime | Invalid | None = None    # metadata.creationTimestamp
 
     @property
     def initial_install(self):
@@ -432,43 +440,45 @@ def assessment_configmap_name(digest):
     return ASSESSMENT_PREFIX + digest[len("sha256:"):][:16]
 
 
-class ReportStep(NamedTuple):
-    id: object
-    description: object
-    reason: object
+class ReportStep(Record):
+    """One step of a report component (``components[].steps[]``)."""
+
+    id: str | Invalid | None
+    description: str | Invalid | None
+    reason: str | Invalid | None
 
 
-class ReportComponent(NamedTuple):
+class ReportComponent(Record):
     """One row of AICR's upgrade-check report (``pkg/upgrade/report.go`` ReportComponent)."""
 
-    component: object
-    change: object
-    from_version: object
-    to_version: object
-    verdict: object
-    notes: object
-    reason: object
-    explanation: object
-    breaking: object
-    downgrade: object
-    fails_run: object
-    precondition: object
-    steps: object
+    component: str | Invalid | None
+    change: str | Invalid | None
+    from_version: str | Invalid | None
+    to_version: str | Invalid | None
+    verdict: str | Invalid | None
+    notes: str | Invalid | None
+    reason: str | Invalid | None
+    explanation: str | Invalid | None
+    breaking: bool | Invalid | None
+    downgrade: bool | Invalid | None
+    fails_run: bool | Invalid | None
+    precondition: str | Invalid | None
+    steps: list[ReportStep | Invalid] | Invalid
 
 
-class Report(NamedTuple):
+class Report(Record):
     """AICR's upgrade-check report (``Report``): ``at_risk`` is the raw ``atRisk`` mapping or None."""
 
-    from_ref: object
-    to_ref: object
-    deployer: object
-    components: object
-    summary_components: object
-    summary_failing: object
-    at_risk: object
+    from_ref: str | Invalid | None
+    to_ref: str | Invalid | None
+    deployer: str | Invalid | None
+    components: list[ReportComponent | Invalid] | Invalid
+    summary_components: int | Invalid | None
+    summary_failing: int | Invalid | None
+    at_risk: dict | Invalid | None
 
 
-class VerifiedReport(NamedTuple):
+class VerifiedReport(Record):
     """The outcome of fetching a rollout's report: ``problem`` is None only when the bytes match the digest.
 
     ``report`` is set only when ``problem`` is None: an unverified report is never returned as content.
@@ -476,8 +486,8 @@ class VerifiedReport(NamedTuple):
 
     configmap: str
     digest: str
-    report: Optional[Report]
-    problem: Optional[str]
+    report: Report | None
+    problem: str | None
     unavailable: bool = False  # True: the ConfigMap could not be read at all (not a content mismatch)
 
 
@@ -577,11 +587,11 @@ SOURCE_APPLICATIONS = "applications"
 IMAGE_BY_DIGEST_RE = re.compile(r"\A[A-Za-z0-9][A-Za-z0-9._/:-]*@sha256:[0-9a-f]{64}\Z")
 
 
-class Runtime(NamedTuple):
+class Runtime(Record):
     """ClusterRuntime ``cluster``: the desired-state digests of its active and candidate plans."""
 
-    active_plan: object
-    candidate_plan: object
+    active_plan: str | Invalid | None
+    candidate_plan: str | Invalid | None
 
 
 def runtime(obj):
@@ -589,17 +599,17 @@ def runtime(obj):
     return Runtime(_digest(obj, "status.activePlan"), _digest(obj, "status.candidatePlan"))
 
 
-class Plan(NamedTuple):
+class Plan(Record):
     """A plan ConfigMap: ``recipe`` is the exact text of ``data["recipe.json"]``; ``render_flags`` a list of str."""
 
-    name: object
-    digest: object
-    source: object
-    recipe: object
-    recipe_digest: object
-    render_flags: object
-    aicr_image: object
-    bundle: object
+    name: str | Invalid | None
+    digest: str | Invalid | None             # the desired-state digest annotation
+    source: str | Invalid | None             # the source annotation
+    recipe: str | Invalid | None
+    recipe_digest: str | Invalid | None
+    render_flags: list[str] | Invalid | None
+    aicr_image: str | Invalid | None
+    bundle: str | Invalid | None
 
 
 def plan_configmap_name(digest):
