@@ -64,10 +64,11 @@ class Record(metaclass=_RecordType):
             raise TypeError("%s takes %d arguments, not %d" % (type(self).__name__, len(fields), len(args)))
         for field, value in zip(fields, args):
             _set(self, field, value)
+        defaults = self._defaults
         for field in fields[len(args):]:
             value = kwargs.pop(field, _MISSING)
             if value is _MISSING:
-                value = self._defaults.get(field, _MISSING)
+                value = defaults.get(field, _MISSING)
                 if value is _MISSING:
                     raise TypeError("%s: missing argument %s" % (type(self).__name__, field))
             _set(self, field, value)
