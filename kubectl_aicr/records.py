@@ -7,7 +7,7 @@ value has that default, and fields with defaults come after those without::
 
     class Cluster(Record):
         name: str
-        certificate_authority: str | None = None
+        certificate_authority: Optional[str] = None
 
 gives what the package uses of ``typing.NamedTuple``, and no more:
 
@@ -22,9 +22,10 @@ gives what the package uses of ``typing.NamedTuple``, and no more:
 
 Not a tuple: no indexing, unpacking, iteration or ordering (nothing in the package uses them). A
 record does not inherit fields from another record. The annotations are documentation only, never
-evaluated or checked: ``from __future__ import annotations`` keeps them as strings, so the spelling
-``str | None`` (``Optional[str]``), ``list[Step | Invalid]`` serves on Python 3.8 too and needs no
-``typing`` import.
+evaluated or checked: ``from __future__ import annotations`` keeps them as strings, so ``Optional[str]``,
+``Union[str, Invalid, None]`` or ``List[Step]`` need no ``typing`` import. They are spelled as
+``typing`` spells them for Python 3.8 (not ``str | None`` or ``list[...]``): with typing's names in
+scope they would evaluate there too (``tests/test_shipping.py`` checks with vermin's ``--eval-annotations``).
 
 Why not ``typing.NamedTuple`` (measured, CPython 3.11): importing ``typing`` costs ~4 ms and each
 NamedTuple class ~0.15 ms more (it builds ``__new__`` with ``eval``), paid at every start of the plugin;

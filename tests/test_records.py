@@ -14,14 +14,14 @@ from kubectl_aicr.records import Record
 class Point(Record):
     x: int
     y: int = 0
-    label: str | None = None
+    label: Optional[str] = None
 
 
 class Login(Record):
     _secret = ("password",)
 
     user: str
-    password: str | None = None
+    password: Optional[str] = None
 
     @property
     def shown(self):

@@ -9,8 +9,8 @@ kept as it is, a missing optional field is None ("not set"). A field present wit
 wrong type or form becomes an :class:`Invalid` value, which the output shows as such
 and which no decision ever treats as valid.
 
-The records' annotations say so: ``str | Invalid | None`` is a string field read leniently (None: not
-set); a list field is a ``list`` whose non-object items are :class:`Invalid`, or one :class:`Invalid`
+The records' annotations say so: ``Union[str, Invalid, None]`` is a string field read leniently (None:
+not set); a list field is a ``list`` whose non-object items are :class:`Invalid`, or one :class:`Invalid`
 for the whole list (not a list, or longer than :data:`MAX_ITEMS`); an absent list is ``[]``. Times are
 aware UTC ``datetime`` values. The annotations are documentation, never evaluated (see
 :mod:`kubectl_aicr.records`).
@@ -222,83 +222,83 @@ def sha256_digest(data):
 class Step(Record):
     """``spec.steps[]`` joined with its ``status.steps[]`` entry (state Pending when it has none)."""
 
-    release: str | Invalid | None
-    operation: str | Invalid | None
-    assessment: str | Invalid | None
-    changes_crds: bool | Invalid | None
-    state: str | Invalid             # status.steps[].state, "Pending" when unset
-    message: str | Invalid | None
+    release: Union[str, Invalid, None]
+    operation: Union[str, Invalid, None]
+    assessment: Union[str, Invalid, None]
+    changes_crds: Union[bool, Invalid, None]
+    state: Union[str, Invalid]  # status.steps[].state, "Pending" when unset
+    message: Union[str, Invalid, None]
 
 
 class RecordStep(Record):
     """``spec.transitionRecords[].steps[]``: ``when`` is PreApply or PostApply."""
 
-    id: str | Invalid | None
-    description: str | Invalid | None
-    reason: str | Invalid | None
-    when: str | Invalid | None
+    id: Union[str, Invalid, None]
+    description: Union[str, Invalid, None]
+    reason: Union[str, Invalid, None]
+    when: Union[str, Invalid, None]
 
 
 class TransitionRecord(Record):
     """``spec.transitionRecords[]``: AICR's record for one release's move."""
 
-    release: str | Invalid | None
-    from_version: str | Invalid | None
-    to_version: str | Invalid | None
-    verdict: str | Invalid | None
-    precondition: str | Invalid | None
-    steps: list[RecordStep | Invalid] | Invalid
+    release: Union[str, Invalid, None]
+    from_version: Union[str, Invalid, None]
+    to_version: Union[str, Invalid, None]
+    verdict: Union[str, Invalid, None]
+    precondition: Union[str, Invalid, None]
+    steps: Union[List[Union[RecordStep, Invalid]], Invalid]
 
 
 class Approval(Record):
     """``spec.approval``: set once by a person."""
 
-    user: str | Invalid | None
-    expires: datetime | Invalid | None
-    reason: str | Invalid | None
+    user: Union[str, Invalid, None]
+    expires: Union[datetime, Invalid, None]
+    reason: Union[str, Invalid, None]
 
 
 class Revocation(Record):
     """``spec.revocation``: set once by a person."""
 
-    user: str | Invalid | None
-    time: datetime | Invalid | None
-    reason: str | Invalid | None
+    user: Union[str, Invalid, None]
+    time: Union[datetime, Invalid, None]
+    reason: Union[str, Invalid, None]
 
 
 class Acknowledgement(Record):
     """``spec.acknowledgements[]``: append-only."""
 
-    release: str | Invalid | None
-    user: str | Invalid | None
-    time: datetime | Invalid | None
+    release: Union[str, Invalid, None]
+    user: Union[str, Invalid, None]
+    time: Union[datetime, Invalid, None]
 
 
 class Rollout(Record):
     """A RuntimeRollout as the plugin reads it. Each field: its value, None (not set) or :class:`Invalid`."""
 
-    name: str | Invalid | None
-    uid: str | Invalid | None
-    resource_version: str | Invalid | None
-    runtime_name: str | Invalid | None
-    runtime_uid: str | Invalid | None
-    from_digest: str | Invalid | None            # None: initial install (no spec.from)
-    to_digest: str | Invalid | None
-    deadline: datetime | Invalid | None
-    approval_required: bool | Invalid | None
-    inventory_releases: int | Invalid | None     # a negative number is Invalid
-    inventory_digest: str | Invalid | None
-    assessment_digest: str | Invalid | None      # None: no report was made (no spec.assessment)
-    steps: list[Step | Invalid] | Invalid
-    transition_records: list[TransitionRecord | Invalid] | Invalid
-    approval: Approval | Invalid | None
-    revocation: Revocation | Invalid | None
-    acknowledgements: list[Acknowledgement | Invalid] | Invalid
-    phase: str | Invalid | None
-    outcome: str | Invalid | None                # the label, else status.outcome; None or "" while running
-    message: str | Invalid | None
-    awaiting_acknowledgement: str | Invalid | None  # release name
-    created: datetime | Invalid | None = None    # metadata.creationTimestamp
+    name: Union[str, Invalid, None]
+    uid: Union[str, Invalid, None]
+    resource_version: Union[str, Invalid, None]
+    runtime_name: Union[str, Invalid, None]
+    runtime_uid: Union[str, Invalid, None]
+    from_digest: Union[str, Invalid, None]  # None: initial install (no spec.from)
+    to_digest: Union[str, Invalid, None]
+    deadline: Union[datetime, Invalid, None]
+    approval_required: Union[bool, Invalid, None]
+    inventory_releases: Union[int, Invalid, None]  # a negative number is Invalid
+    inventory_digest: Union[str, Invalid, None]
+    assessment_digest: Union[str, Invalid, None]  # None: no report was made (no spec.assessment)
+    steps: Union[List[Union[Step, Invalid]], Invalid]
+    transition_records: Union[List[Union[TransitionRecord, Invalid]], Invalid]
+    approval: Union[Approval, Invalid, None]
+    revocation: Union[Revocation, Invalid, None]
+    acknowledgements: Union[List[Union[Acknowledgement, Invalid]], Invalid]
+    phase: Union[str, Invalid, None]
+    outcome: Union[str, Invalid, None]  # the label, else status.outcome; None or "" while running
+    message: Union[str, Invalid, None]
+    awaiting_acknowledgement: Union[str, Invalid, None]  # release name
+    created: Union[datetime, Invalid, None] = None  # metadata.creationTimestamp
 
     @property
     def initial_install(self):
@@ -443,39 +443,39 @@ def assessment_configmap_name(digest):
 class ReportStep(Record):
     """One step of a report component (``components[].steps[]``)."""
 
-    id: str | Invalid | None
-    description: str | Invalid | None
-    reason: str | Invalid | None
+    id: Union[str, Invalid, None]
+    description: Union[str, Invalid, None]
+    reason: Union[str, Invalid, None]
 
 
 class ReportComponent(Record):
     """One row of AICR's upgrade-check report (``pkg/upgrade/report.go`` ReportComponent)."""
 
-    component: str | Invalid | None
-    change: str | Invalid | None
-    from_version: str | Invalid | None
-    to_version: str | Invalid | None
-    verdict: str | Invalid | None
-    notes: str | Invalid | None
-    reason: str | Invalid | None
-    explanation: str | Invalid | None
-    breaking: bool | Invalid | None
-    downgrade: bool | Invalid | None
-    fails_run: bool | Invalid | None
-    precondition: str | Invalid | None
-    steps: list[ReportStep | Invalid] | Invalid
+    component: Union[str, Invalid, None]
+    change: Union[str, Invalid, None]
+    from_version: Union[str, Invalid, None]
+    to_version: Union[str, Invalid, None]
+    verdict: Union[str, Invalid, None]
+    notes: Union[str, Invalid, None]
+    reason: Union[str, Invalid, None]
+    explanation: Union[str, Invalid, None]
+    breaking: Union[bool, Invalid, None]
+    downgrade: Union[bool, Invalid, None]
+    fails_run: Union[bool, Invalid, None]
+    precondition: Union[str, Invalid, None]
+    steps: Union[List[Union[ReportStep, Invalid]], Invalid]
 
 
 class Report(Record):
     """AICR's upgrade-check report (``Report``): ``at_risk`` is the raw ``atRisk`` mapping or None."""
 
-    from_ref: str | Invalid | None
-    to_ref: str | Invalid | None
-    deployer: str | Invalid | None
-    components: list[ReportComponent | Invalid] | Invalid
-    summary_components: int | Invalid | None
-    summary_failing: int | Invalid | None
-    at_risk: dict | Invalid | None
+    from_ref: Union[str, Invalid, None]
+    to_ref: Union[str, Invalid, None]
+    deployer: Union[str, Invalid, None]
+    components: Union[List[Union[ReportComponent, Invalid]], Invalid]
+    summary_components: Union[int, Invalid, None]
+    summary_failing: Union[int, Invalid, None]
+    at_risk: Union[dict, Invalid, None]
 
 
 class VerifiedReport(Record):
@@ -486,8 +486,8 @@ class VerifiedReport(Record):
 
     configmap: str
     digest: str
-    report: Report | None
-    problem: str | None
+    report: Optional[Report]
+    problem: Optional[str]
     unavailable: bool = False  # True: the ConfigMap could not be read at all (not a content mismatch)
 
 
@@ -590,8 +590,8 @@ IMAGE_BY_DIGEST_RE = re.compile(r"\A[A-Za-z0-9][A-Za-z0-9._/:-]*@sha256:[0-9a-f]
 class Runtime(Record):
     """ClusterRuntime ``cluster``: the desired-state digests of its active and candidate plans."""
 
-    active_plan: str | Invalid | None
-    candidate_plan: str | Invalid | None
+    active_plan: Union[str, Invalid, None]
+    candidate_plan: Union[str, Invalid, None]
 
 
 def runtime(obj):
@@ -602,14 +602,14 @@ def runtime(obj):
 class Plan(Record):
     """A plan ConfigMap: ``recipe`` is the exact text of ``data["recipe.json"]``; ``render_flags`` a list of str."""
 
-    name: str | Invalid | None
-    digest: str | Invalid | None             # the desired-state digest annotation
-    source: str | Invalid | None             # the source annotation
-    recipe: str | Invalid | None
-    recipe_digest: str | Invalid | None
-    render_flags: list[str] | Invalid | None
-    aicr_image: str | Invalid | None
-    bundle: str | Invalid | None
+    name: Union[str, Invalid, None]
+    digest: Union[str, Invalid, None]  # the desired-state digest annotation
+    source: Union[str, Invalid, None]  # the source annotation
+    recipe: Union[str, Invalid, None]
+    recipe_digest: Union[str, Invalid, None]
+    render_flags: Union[List[str], Invalid, None]
+    aicr_image: Union[str, Invalid, None]
+    bundle: Union[str, Invalid, None]
 
 
 def plan_configmap_name(digest):

@@ -55,13 +55,13 @@ class Credentials(Record):
 
     _secret = ("headers", "key_data")  # the Authorization header; the client key
 
-    headers: tuple[tuple[str, str], ...] = ()
-    cert_file: str | None = None
-    key_file: str | None = None
+    headers: Tuple[Tuple[str, str], ...] = ()
+    cert_file: Optional[str] = None
+    key_file: Optional[str] = None
     description: str = "no credentials"
-    cert_data: bytes | None = None
-    key_data: bytes | None = None
-    expires: float | None = None
+    cert_data: Optional[bytes] = None
+    key_data: Optional[bytes] = None
+    expires: Optional[float] = None
 
     def certificate(self):
         """A value that is equal for equal client certificates (None: none), to tell when TLS must change."""

@@ -58,7 +58,7 @@ class ExecResult(Record):
     token: str = ""
     cert_pem: bytes = b""
     key_pem: bytes = b""
-    expires: float | None = None
+    expires: Optional[float] = None
 
 
 def clean_ansi_escape_codes(text):

@@ -63,12 +63,12 @@ class Cluster(Record):
 
     name: str
     server: str
-    certificate_authority: str | None = None
-    certificate_authority_data: bytes | None = None
+    certificate_authority: Optional[str] = None
+    certificate_authority_data: Optional[bytes] = None
     insecure_skip_tls_verify: bool = False
-    tls_server_name: str | None = None
-    proxy_url: str | None = None
-    extensions: dict[str, object] | None = None  # EXEC_EXTENSION's value goes to an exec plugin
+    tls_server_name: Optional[str] = None
+    proxy_url: Optional[str] = None
+    extensions: Optional[Dict[str, object]] = None  # EXEC_EXTENSION's value goes to an exec plugin
     location_of_origin: str = ""
 
     def exec_extension(self):
@@ -83,8 +83,8 @@ class ExecConfig(Record):
     _secret = ("args", "env")  # either may carry a credential
 
     command: str
-    args: tuple[str, ...] = ()
-    env: tuple[tuple[str, str], ...] = ()
+    args: Tuple[str, ...] = ()
+    env: Tuple[Tuple[str, str], ...] = ()
     api_version: str = ""
     install_hint: str = ""
     provide_cluster_info: bool = False
@@ -97,7 +97,7 @@ class AuthProvider(Record):
     _secret = ("config",)  # id-token, refresh-token, client-secret
 
     name: str
-    config: dict[str, str]
+    config: Dict[str, str]
 
 
 class AuthInfo(Record):
@@ -107,20 +107,20 @@ class AuthInfo(Record):
     _secret = ("token", "password", "client_key_data")
 
     name: str
-    token: str | None = None
-    token_file: str | None = None
-    username: str | None = None
-    password: str | None = None
-    client_certificate: str | None = None
-    client_certificate_data: bytes | None = None
-    client_key: str | None = None
-    client_key_data: bytes | None = None
-    exec: ExecConfig | None = None
-    auth_provider: AuthProvider | None = None
-    impersonate: str | None = None
-    impersonate_uid: str | None = None
-    impersonate_groups: tuple[str, ...] = ()
-    impersonate_extra: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    token: Optional[str] = None
+    token_file: Optional[str] = None
+    username: Optional[str] = None
+    password: Optional[str] = None
+    client_certificate: Optional[str] = None
+    client_certificate_data: Optional[bytes] = None
+    client_key: Optional[str] = None
+    client_key_data: Optional[bytes] = None
+    exec: Optional[ExecConfig] = None
+    auth_provider: Optional[AuthProvider] = None
+    impersonate: Optional[str] = None
+    impersonate_uid: Optional[str] = None
+    impersonate_groups: Tuple[str, ...] = ()
+    impersonate_extra: Tuple[Tuple[str, Tuple[str, ...]], ...] = ()
     location_of_origin: str = ""
 
 
@@ -130,7 +130,7 @@ class Context(Record):
     name: str
     cluster: str
     auth_info: str
-    namespace: str | None = None
+    namespace: Optional[str] = None
     location_of_origin: str = ""
 
 
@@ -138,11 +138,11 @@ class Config(Record):
     """The merged configuration: entries by name (clusters and AuthInfos are built when first read, see
     :class:`_Records`), the current context and the files read, in order."""
 
-    clusters: Mapping[str, Cluster]
-    auth_infos: Mapping[str, AuthInfo]
-    contexts: dict[str, Context]
+    clusters: _Records  # name -> Cluster
+    auth_infos: _Records  # name -> AuthInfo
+    contexts: Dict[str, Context]
     current_context: str
-    files: list[str]
+    files: List[str]
 
 
 class Selection(Record):
@@ -150,7 +150,7 @@ class Selection(Record):
 
     context: Context
     cluster: Cluster
-    auth_info: AuthInfo | None
+    auth_info: Optional[AuthInfo]
 
 
 # ---------------------------------------------------------------------------------------------

@@ -40,8 +40,8 @@ class Proxy(Record):
     scheme: str
     host: str
     port: int
-    username: str | None
-    password: str | None
+    username: Optional[str]
+    password: Optional[str]
     origin: str
 
     def display(self):

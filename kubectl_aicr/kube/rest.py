@@ -59,10 +59,10 @@ USER_AGENT = "kubectl-aicr/%s" % __version__
 class Impersonation(Record):
     """Who the requests act as (client-go ``rest.ImpersonationConfig``), sent as ``Impersonate-*`` headers."""
 
-    user: str | None = None
-    uid: str | None = None
-    groups: tuple[str, ...] = ()
-    extra: tuple[tuple[str, tuple[str, ...]], ...] = ()   # ((key, (values...)), ...)
+    user: Optional[str] = None
+    uid: Optional[str] = None
+    groups: Tuple[str, ...] = ()
+    extra: Tuple[Tuple[str, Tuple[str, ...]], ...] = ()   # ((key, (values...)), ...)
 
 
 class RESTConfig(Record):
@@ -78,10 +78,10 @@ class RESTConfig(Record):
     host: str
     cluster_name: str
     insecure: bool = False
-    ca_file: str | None = None
-    ca_data: bytes | None = None
-    server_name: str | None = None
-    proxy_url: str | None = None
+    ca_file: Optional[str] = None
+    ca_data: Optional[bytes] = None
+    server_name: Optional[str] = None
+    proxy_url: Optional[str] = None
     impersonate: Impersonation = Impersonation()
 
 
