@@ -108,8 +108,28 @@ def test_the_kubernetes_side_imports_nothing_of_the_aicr_side_or_the_commands():
 
 def test_the_network_leaf_and_the_proxy_rules_import_nothing_above_them():
     graph = _graph()
-    assert graph[PACKAGE + ".kube.proxy_rules"] <= {PACKAGE + ".errors"}
+    assert graph[PACKAGE + ".kube.proxy_rules"] <= {PACKAGE + ".errors", PACKAGE + ".records"}
     assert graph[PACKAGE + ".kube.net"] <= {PACKAGE + ".errors", PACKAGE + ".kube.proxy_rules"}
+
+
+def test_records_are_a_leaf_and_nothing_imports_typing_or_dataclasses():
+    """Start-up (issue 15): records cost nothing to declare, so no module pays for ``typing`` (~4 ms) or
+    ``dataclasses`` (which imports ``inspect``); annotations stay strings (``from __future__ import
+    annotations``) wherever a record is declared."""
+    graph = _graph()
+    assert graph[PACKAGE + ".records"] == set()
+    for name, path in sorted(_modules().items()):
+        with open(path, encoding="utf-8") as handle:
+            tree = ast.parse(handle.read(), path)
+        imported = {alias.name.split(".")[0] for node in ast.walk(tree) if isinstance(node, ast.Import)
+                    for alias in node.names}
+        imported |= {(node.module or "").split(".")[0] for node in ast.walk(tree)
+                     if isinstance(node, ast.ImportFrom) and not node.level}
+        assert not imported & {"typing", "dataclasses"}, name
+        declares = any(isinstance(node, ast.ClassDef) and any(getattr(base, "id", None) == "Record"
+                                                              for base in node.bases) for node in tree.body)
+        if declares:
+            assert "__future__" in imported, name
 
 
 def test_every_command_of_the_one_table_has_its_module():

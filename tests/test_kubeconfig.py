@@ -196,9 +196,9 @@ def test_merge_first_file_wins_whole_entries_and_first_non_empty_current_context
               "contexts": [entry("x", {"cluster": "c", "user": "u"}, "context")], "current-context": "x"}
     third = {"current-context": "z", "clusters": [entry("c", {"server": "https://c:1"}, "cluster")]}
     config, paths = load(tmp_path, first, second, third)
-    assert config.users["u"].token == "first" and config.users["u"].username is None
-    assert config.users["v"].token == "v"
-    assert config.clusters["c"].server == "https://b:1" and config.clusters["c"].source == paths[1]
+    assert config.auth_infos["u"].token == "first" and config.auth_infos["u"].username is None
+    assert config.auth_infos["v"].token == "v"
+    assert config.clusters["c"].server == "https://b:1" and config.clusters["c"].location_of_origin == paths[1]
     assert config.current_context == "x"
     assert config.files == paths
 
@@ -213,11 +213,11 @@ def test_relative_paths_resolve_per_defining_file_and_tilde_is_not_expanded(tmp_
     config = kubeconfig.load(environ={"KUBECONFIG": other})
     folder = str(tmp_path / "other")
     assert config.clusters["c"].certificate_authority == os.path.join(folder, "ca.crt")
-    user = config.users["u"]
+    user = config.auth_infos["u"]
     assert user.client_certificate == str(tmp_path / "c.crt") and user.client_key == "/abs/k.key"
     assert user.token_file == os.path.join(folder, "~", "t")
     assert user.exec.command == os.path.join(folder, "bin", "x")
-    assert config.users["p"].exec.command == "on-path"
+    assert config.auth_infos["p"].exec.command == "on-path"
 
 
 @pytest.mark.parametrize("text, words", [
@@ -302,6 +302,20 @@ def test_extension_names_repeat_only_as_kubectl_allows(tmp_path):
     assert kubeconfig.load(write(tmp_path / "config", text)).clusters == {}
 
 
+def test_cluster_extensions_are_read_by_name_as_kubectl_converts_them(tmp_path):
+    # clientcmd/api/v1 conversion.go: a name first given with a null extension takes a later one's value
+    # (kubectl config view shows it so); that value is what an exec plugin receives as spec.cluster.config.
+    exec_name = "client.authentication.k8s.io/exec"
+    text = ("clusters:\n- name: c\n  cluster:\n    server: https://a\n    extensions:\n"
+            "    - {name: %s}\n    - {name: %s, extension: {audience: x}}\n    - {name: b, extension: null}\n"
+            "    - {name: d, extension: [1]}\n- name: e\n  cluster: {server: https://e}\n") % (exec_name, exec_name)
+    clusters = kubeconfig.load(write(tmp_path / "config", text)).clusters
+    assert clusters["c"].extensions == {exec_name: {"audience": "x"}, "d": [1]}
+    assert clusters["c"].exec_extension() == {"audience": "x"}
+    assert clusters["e"].extensions is None and clusters["e"].exec_extension() is None
+    assert clusters["c"].location_of_origin == str(tmp_path / "config")
+
+
 def test_yaml_1_1_values_kubectl_accepts_are_read_with_its_values(tmp_path):
     text = ("clusters:\n- name: c\n  cluster: &base\n    server: https://a\n    insecure-skip-tls-verify: On\n"
             "- name: d\n  cluster:\n    <<: *base\n    server: !!str https://d\n"
@@ -310,14 +324,14 @@ def test_yaml_1_1_values_kubectl_accepts_are_read_with_its_values(tmp_path):
     config = kubeconfig.load(write(tmp_path / "config", text))
     assert config.clusters["c"].insecure_skip_tls_verify is True
     assert config.clusters["d"].server == "https://d" and config.clusters["d"].insecure_skip_tls_verify is True
-    user = config.users["u"]
+    user = config.auth_infos["u"]
     assert user.token == "secret" and user.impersonate_groups == ("yes", "no", "x")
     assert user.exec.provide_cluster_info is True and user.exec.args == ("-v", "--x")
 
 
 def test_comment_only_and_empty_files_are_empty_configs(tmp_path):
     config, _ = load(tmp_path, "# nothing here\n", "", "---\n")
-    assert (config.clusters, config.users, config.contexts, config.current_context) == ({}, {}, {}, "")
+    assert (config.clusters, config.auth_infos, config.contexts, config.current_context) == ({}, {}, {}, "")
 
 
 def test_base64_data_may_wrap_over_lines_but_not_contain_spaces(tmp_path):
@@ -337,8 +351,8 @@ def test_exec_interactive_mode_defaults_to_if_available_for_v1beta1_only(tmp_pat
     config, _ = load(tmp_path, {"users": [
         entry("beta", {"exec": {"command": "x", "apiVersion": "client.authentication.k8s.io/v1beta1"}}, "user"),
         entry("v1", {"exec": {"command": "x", "apiVersion": "client.authentication.k8s.io/v1"}}, "user")]})
-    assert config.users["beta"].exec.interactive_mode == "IfAvailable"
-    assert config.users["v1"].exec.interactive_mode == ""
+    assert config.auth_infos["beta"].exec.interactive_mode == "IfAvailable"
+    assert config.auth_infos["v1"].exec.interactive_mode == ""
 
 
 def test_in_cluster_selection(tmp_path):
@@ -348,7 +362,7 @@ def test_in_cluster_selection(tmp_path):
     selection = kubeconfig.in_cluster(environ, str(folder))
     assert selection.cluster.server == "https://[fd00::1]:443"
     assert selection.cluster.certificate_authority is None  # no ca.crt: the system's CAs
-    assert selection.user.token_file == str(folder / "token")
+    assert selection.auth_info.token_file == str(folder / "token")
     assert kubeconfig.in_cluster({"KUBERNETES_SERVICE_HOST": "10.0.0.1"}, str(folder)) is None
     assert kubeconfig.in_cluster(environ, str(tmp_path / "missing")) is None
     empty = kubeconfig.Config({}, {}, {}, "", [])

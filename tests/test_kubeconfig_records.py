@@ -36,11 +36,11 @@ def _built(records):
 
 def test_only_the_selected_cluster_and_user_are_built(tmp_path):
     config = kubeconfig.load(_file(tmp_path))
-    assert _built(config.clusters) == [] and _built(config.users) == []
+    assert _built(config.clusters) == [] and _built(config.auth_infos) == []
     selection = kubeconfig.select(config)
-    assert selection.cluster.server == "https://h4:6443" and selection.user.token == "t4"
-    assert _built(config.clusters) == ["c4"] and _built(config.users) == ["u4"]
-    assert sorted(config.clusters) == ["c0", "c1", "c2", "c3", "c4"] and len(config.users) == ENTRIES
+    assert selection.cluster.server == "https://h4:6443" and selection.auth_info.token == "t4"
+    assert _built(config.clusters) == ["c4"] and _built(config.auth_infos) == ["u4"]
+    assert sorted(config.clusters) == ["c0", "c1", "c2", "c3", "c4"] and len(config.auth_infos) == ENTRIES
     assert config.clusters["c1"].certificate_authority_data == b"ABC"  # built on demand, the same record
 
 

@@ -114,7 +114,8 @@ def strings():
 
 
 def extensions():
-    """A list of named extensions (only their names are typed; the plugin reads one, kubectl checks all)."""
+    """A list of named extensions (only their names are typed; the plugin passes a cluster's exec extension to
+    an exec plugin, kubectl checks all)."""
     named = st.builds(lambda name, value: ("map", [("name", name), ("extension", ("map", [("k", value)]))]),
                       scalar(), scalar())
     return st.lists(named, max_size=2).map(lambda items: ("seq", items))
@@ -273,7 +274,8 @@ def from_kubectl(view, folder):
             "server": c.get("server", ""), "certificate_authority": c.get("certificate-authority") or None,
             "certificate_authority_data": _data(c.get("certificate-authority-data")),
             "insecure_skip_tls_verify": c.get("insecure-skip-tls-verify", False),
-            "tls_server_name": c.get("tls-server-name") or None, "proxy_url": c.get("proxy-url") or None}
+            "tls_server_name": c.get("tls-server-name") or None, "proxy_url": c.get("proxy-url") or None,
+            "extensions": {e["name"]: e["extension"] for e in c.get("extensions") or () if e["extension"] is not None}}
     users = {}
     for item in view.get("users") or []:
         u = item["user"]
@@ -301,10 +303,11 @@ def from_plugin(config):
     clusters = {name: {"server": c.server, "certificate_authority": c.certificate_authority,
                        "certificate_authority_data": c.certificate_authority_data,
                        "insecure_skip_tls_verify": c.insecure_skip_tls_verify,
-                       "tls_server_name": c.tls_server_name or None, "proxy_url": c.proxy_url or None}
+                       "tls_server_name": c.tls_server_name or None, "proxy_url": c.proxy_url or None,
+                       "extensions": c.extensions or {}}
                 for name, c in config.clusters.items()}
     users = {}
-    for name, u in config.users.items():
+    for name, u in config.auth_infos.items():
         spec = u.exec
         users[name] = {
             "token": u.token or None, "username": u.username or None, "password": u.password or None,
@@ -315,7 +318,7 @@ def from_plugin(config):
                 "command": spec.command, "args": tuple(spec.args), "api_version": spec.api_version,
                 "install_hint": spec.install_hint, "provide_cluster_info": spec.provide_cluster_info,
                 "interactive_mode": spec.interactive_mode}}
-    contexts = {name: {"cluster": c.cluster, "user": c.user, "namespace": c.namespace or None}
+    contexts = {name: {"cluster": c.cluster, "user": c.auth_info, "namespace": c.namespace or None}
                 for name, c in config.contexts.items()}
     return {"clusters": clusters, "users": users, "contexts": contexts, "current-context": config.current_context}
 

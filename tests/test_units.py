@@ -12,7 +12,7 @@ from hypothesis import given, settings, strategies as st
 from kubectl_aicr import helpers
 from kubectl_aicr.errors import ApiError, AuthError, TransportError
 from kubectl_aicr.kube import clientcmd, rest, validation
-from kubectl_aicr.kube.kubeconfig import Cluster, User
+from kubectl_aicr.kube.kubeconfig import AuthInfo, Cluster
 
 SERVER = "https://127.0.0.1:6443"
 
@@ -36,14 +36,14 @@ CLUSTER_CASES = [
 
 
 USER_CASES = [
-    ("a token", User(name="u", token="t"), []),
-    ("token and basic auth", User(name="u", token="t", username="a", password="b"),
+    ("a token", AuthInfo(name="u", token="t"), []),
+    ("token and basic auth", AuthInfo(name="u", token="t", username="a", password="b"),
      ["more than one authentication method found for u; found [token basicAuth]"]),
-    ("groups without a user", User(name="u", token="t", impersonate_groups=("g",)),
+    ("groups without a user", AuthInfo(name="u", token="t", impersonate_groups=("g",)),
      ["requesting uid, groups or user-extra for u without impersonating a user"]),
-    ("only a password", User(name="u", password="p"), ['user "u" has no credentials (only a password']),
-    ("nothing", User(name="u"), ['user "u" has no credentials (nothing']),
-    ("only impersonation", User(name="u", impersonate="someone"), ["only impersonation settings"]),
+    ("only a password", AuthInfo(name="u", password="p"), ['user "u" has no credentials (only a password']),
+    ("nothing", AuthInfo(name="u"), ['user "u" has no credentials (nothing']),
+    ("only impersonation", AuthInfo(name="u", impersonate="someone"), ["only impersonation settings"]),
 ]
 
 
@@ -68,7 +68,7 @@ def test_kubeconfig_validation(problems_of, entry, expected):
 def test_rest_config_carries_what_the_transport_reads():
     cluster = Cluster(name="c", server=SERVER, certificate_authority="/ca.crt", tls_server_name="api",
                       proxy_url="http://proxy:3128")
-    user = User(name="u", token="t", impersonate="alice", impersonate_groups=("g1", "g2"), impersonate_uid="42",
+    user = AuthInfo(name="u", token="t", impersonate="alice", impersonate_groups=("g1", "g2"), impersonate_uid="42",
                 impersonate_extra=(("scopes", ("a", "b")),))
     config = clientcmd.rest_config(cluster, user)
     assert config == rest.RESTConfig(host=SERVER, cluster_name="c", insecure=False, ca_file="/ca.crt", ca_data=None,
@@ -84,7 +84,7 @@ def test_rest_config_carries_what_the_transport_reads():
 
 def test_an_impersonation_value_that_cannot_be_a_header_is_refused_before_anything_is_sent():
     with pytest.raises(AuthError, match="the Impersonate-User of user u contains a control character"):
-        clientcmd.rest_config(Cluster(name="c", server=SERVER), User(name="u", token="t", impersonate="a\nb"))
+        clientcmd.rest_config(Cluster(name="c", server=SERVER), AuthInfo(name="u", token="t", impersonate="a\nb"))
 
 
 # ---------------------------------------------------------------------------------------------

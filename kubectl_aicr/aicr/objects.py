@@ -8,14 +8,22 @@ Objects are read leniently: an unknown field is ignored, an unknown enum value i
 kept as it is, a missing optional field is None ("not set"). A field present with the
 wrong type or form becomes an :class:`Invalid` value, which the output shows as such
 and which no decision ever treats as valid.
+
+The records' annotations say so: ``Union[str, Invalid, None]`` is a string field read leniently (None:
+not set); a list field is a ``list`` whose non-object items are :class:`Invalid`, or one :class:`Invalid`
+for the whole list (not a list, or longer than :data:`MAX_ITEMS`); an absent list is ``[]``. Times are
+aware UTC ``datetime`` values. The annotations are documentation, never evaluated (see
+:mod:`kubectl_aicr.records`).
 """
+
+from __future__ import annotations  # the records' annotations stay strings: no typing import at start-up
 
 import json
 import sys
-from typing import NamedTuple, Optional
 
 from .. import helpers
 from ..errors import AicrError
+from ..records import Record
 
 GROUP = "operator.aicr.run"
 VERSION = "v1alpha1"
@@ -232,86 +240,86 @@ def sha256_digest(data):
 # RuntimeRollout
 
 
-class Step(NamedTuple):
+class Step(Record):
     """``spec.steps[]`` joined with its ``status.steps[]`` entry (state Pending when it has none)."""
 
-    release: object
-    operation: object
-    assessment: object
-    changes_crds: object
-    state: object
-    message: object
+    release: Union[str, Invalid, None]
+    operation: Union[str, Invalid, None]
+    assessment: Union[str, Invalid, None]
+    changes_crds: Union[bool, Invalid, None]
+    state: Union[str, Invalid]  # status.steps[].state, "Pending" when unset
+    message: Union[str, Invalid, None]
 
 
-class RecordStep(NamedTuple):
+class RecordStep(Record):
     """``spec.transitionRecords[].steps[]``: ``when`` is PreApply or PostApply."""
 
-    id: object
-    description: object
-    reason: object
-    when: object
+    id: Union[str, Invalid, None]
+    description: Union[str, Invalid, None]
+    reason: Union[str, Invalid, None]
+    when: Union[str, Invalid, None]
 
 
-class TransitionRecord(NamedTuple):
+class TransitionRecord(Record):
     """``spec.transitionRecords[]``: AICR's record for one release's move."""
 
-    release: object
-    from_version: object
-    to_version: object
-    verdict: object
-    precondition: object
-    steps: object  # List[RecordStep] or Invalid
+    release: Union[str, Invalid, None]
+    from_version: Union[str, Invalid, None]
+    to_version: Union[str, Invalid, None]
+    verdict: Union[str, Invalid, None]
+    precondition: Union[str, Invalid, None]
+    steps: Union[List[Union[RecordStep, Invalid]], Invalid]
 
 
-class Approval(NamedTuple):
+class Approval(Record):
     """``spec.approval``: set once by a person."""
 
-    user: object
-    expires: object
-    reason: object
+    user: Union[str, Invalid, None]
+    expires: Union[datetime, Invalid, None]
+    reason: Union[str, Invalid, None]
 
 
-class Revocation(NamedTuple):
+class Revocation(Record):
     """``spec.revocation``: set once by a person."""
 
-    user: object
-    time: object
-    reason: object
+    user: Union[str, Invalid, None]
+    time: Union[datetime, Invalid, None]
+    reason: Union[str, Invalid, None]
 
 
-class Acknowledgement(NamedTuple):
+class Acknowledgement(Record):
     """``spec.acknowledgements[]``: append-only."""
 
-    release: object
-    user: object
-    time: object
+    release: Union[str, Invalid, None]
+    user: Union[str, Invalid, None]
+    time: Union[datetime, Invalid, None]
 
 
-class Rollout(NamedTuple):
+class Rollout(Record):
     """A RuntimeRollout as the plugin reads it. Each field: its value, None (not set) or :class:`Invalid`."""
 
-    name: object
-    uid: object
-    resource_version: object
-    runtime_name: object
-    runtime_uid: object
-    from_digest: object          # None: initial install
-    to_digest: object
-    deadline: object             # aware datetime
-    approval_required: object
-    inventory_releases: object
-    inventory_digest: object
-    assessment_digest: object    # None: no report was made
-    steps: object                # List[Step] or Invalid
-    transition_records: object   # List[TransitionRecord] or Invalid
-    approval: object             # Approval, None or Invalid
-    revocation: object           # Revocation, None or Invalid
-    acknowledgements: object     # List[Acknowledgement] or Invalid
-    phase: object
-    outcome: object              # the label, else status.outcome; None or "" while running
-    message: object
-    awaiting_acknowledgement: object  # release name
-    created: object = None       # metadata.creationTimestamp, aware datetime
+    name: Union[str, Invalid, None]
+    uid: Union[str, Invalid, None]
+    resource_version: Union[str, Invalid, None]
+    runtime_name: Union[str, Invalid, None]
+    runtime_uid: Union[str, Invalid, None]
+    from_digest: Union[str, Invalid, None]  # None: initial install (no spec.from)
+    to_digest: Union[str, Invalid, None]
+    deadline: Union[datetime, Invalid, None]
+    approval_required: Union[bool, Invalid, None]
+    inventory_releases: Union[int, Invalid, None]  # a negative number is Invalid
+    inventory_digest: Union[str, Invalid, None]
+    assessment_digest: Union[str, Invalid, None]  # None: no report was made (no spec.assessment)
+    steps: Union[List[Union[Step, Invalid]], Invalid]
+    transition_records: Union[List[Union[TransitionRecord, Invalid]], Invalid]
+    approval: Union[Approval, Invalid, None]
+    revocation: Union[Revocation, Invalid, None]
+    acknowledgements: Union[List[Union[Acknowledgement, Invalid]], Invalid]
+    phase: Union[str, Invalid, None]
+    outcome: Union[str, Invalid, None]  # the label, else status.outcome; None or "" while running
+    message: Union[str, Invalid, None]
+    awaiting_acknowledgement: Union[str, Invalid, None]  # release name
+    created: Union[datetime, Invalid, None] = None  # metadata.creationTimestamp
 
     @property
     def initial_install(self):
@@ -453,43 +461,45 @@ def assessment_configmap_name(digest):
     return ASSESSMENT_PREFIX + digest[len("sha256:"):][:16]
 
 
-class ReportStep(NamedTuple):
-    id: object
-    description: object
-    reason: object
+class ReportStep(Record):
+    """One step of a report component (``components[].steps[]``)."""
+
+    id: Union[str, Invalid, None]
+    description: Union[str, Invalid, None]
+    reason: Union[str, Invalid, None]
 
 
-class ReportComponent(NamedTuple):
+class ReportComponent(Record):
     """One row of AICR's upgrade-check report (``pkg/upgrade/report.go`` ReportComponent)."""
 
-    component: object
-    change: object
-    from_version: object
-    to_version: object
-    verdict: object
-    notes: object
-    reason: object
-    explanation: object
-    breaking: object
-    downgrade: object
-    fails_run: object
-    precondition: object
-    steps: object
+    component: Union[str, Invalid, None]
+    change: Union[str, Invalid, None]
+    from_version: Union[str, Invalid, None]
+    to_version: Union[str, Invalid, None]
+    verdict: Union[str, Invalid, None]
+    notes: Union[str, Invalid, None]
+    reason: Union[str, Invalid, None]
+    explanation: Union[str, Invalid, None]
+    breaking: Union[bool, Invalid, None]
+    downgrade: Union[bool, Invalid, None]
+    fails_run: Union[bool, Invalid, None]
+    precondition: Union[str, Invalid, None]
+    steps: Union[List[Union[ReportStep, Invalid]], Invalid]
 
 
-class Report(NamedTuple):
+class Report(Record):
     """AICR's upgrade-check report (``Report``): ``at_risk`` is the raw ``atRisk`` mapping or None."""
 
-    from_ref: object
-    to_ref: object
-    deployer: object
-    components: object
-    summary_components: object
-    summary_failing: object
-    at_risk: object
+    from_ref: Union[str, Invalid, None]
+    to_ref: Union[str, Invalid, None]
+    deployer: Union[str, Invalid, None]
+    components: Union[List[Union[ReportComponent, Invalid]], Invalid]
+    summary_components: Union[int, Invalid, None]
+    summary_failing: Union[int, Invalid, None]
+    at_risk: Union[dict, Invalid, None]
 
 
-class VerifiedReport(NamedTuple):
+class VerifiedReport(Record):
     """The outcome of fetching a rollout's report: ``problem`` is None only when the bytes match the digest.
 
     ``report`` is set only when ``problem`` is None: an unverified report is never returned as content.
@@ -598,11 +608,11 @@ SOURCE_APPLICATIONS = "applications"
 IMAGE_BY_DIGEST = r"\A[A-Za-z0-9][A-Za-z0-9._/:-]*@sha256:[0-9a-f]{64}\Z"  # re.match(IMAGE_BY_DIGEST, text)
 
 
-class Runtime(NamedTuple):
+class Runtime(Record):
     """ClusterRuntime ``cluster``: the desired-state digests of its active and candidate plans."""
 
-    active_plan: object
-    candidate_plan: object
+    active_plan: Union[str, Invalid, None]
+    candidate_plan: Union[str, Invalid, None]
 
 
 def runtime(obj):
@@ -610,17 +620,17 @@ def runtime(obj):
     return Runtime(_digest(obj, "status.activePlan"), _digest(obj, "status.candidatePlan"))
 
 
-class Plan(NamedTuple):
+class Plan(Record):
     """A plan ConfigMap: ``recipe`` is the exact text of ``data["recipe.json"]``; ``render_flags`` a list of str."""
 
-    name: object
-    digest: object
-    source: object
-    recipe: object
-    recipe_digest: object
-    render_flags: object
-    aicr_image: object
-    bundle: object
+    name: Union[str, Invalid, None]
+    digest: Union[str, Invalid, None]  # the desired-state digest annotation
+    source: Union[str, Invalid, None]  # the source annotation
+    recipe: Union[str, Invalid, None]
+    recipe_digest: Union[str, Invalid, None]
+    render_flags: Union[List[str], Invalid, None]
+    aicr_image: Union[str, Invalid, None]
+    bundle: Union[str, Invalid, None]
 
 
 def plan_configmap_name(digest):

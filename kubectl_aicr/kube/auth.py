@@ -27,29 +27,33 @@ Behaviour follows client-go (``tools/clientcmd/client_config.go``
 Nothing here ever puts a secret into an error message.
 """
 
+from __future__ import annotations  # the records' annotations stay strings: no typing import at start-up
+
 import base64
 import contextlib
 import itertools
 import json
 import os
 import time
-from typing import NamedTuple, Optional, Tuple
 
 from .. import helpers
 from ..errors import AicrError, AuthError
+from ..records import Record
 from .kubeconfig import read_file_text
 
 OIDC_EXPIRY_MARGIN = 10.0  # seconds; oidc.go expiryDelta
 _HEADER_KEY_BYTES = frozenset(b"!#$&'*+-.^_`|~0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz")
 
 
-class Credentials(NamedTuple):
+class Credentials(Record):
     """What one request presents.
 
     ``headers``: ((name, value), ...); the client certificate as PEM files (``cert_file``,
     ``key_file``: the user's own paths) or PEM bytes (``cert_data``, ``key_data``);
     ``expires``: epoch seconds after which they must be obtained again (None: never).
     """
+
+    _secret = ("headers", "key_data")  # the Authorization header; the client key
 
     headers: Tuple[Tuple[str, str], ...] = ()
     cert_file: Optional[str] = None

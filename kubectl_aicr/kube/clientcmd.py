@@ -26,7 +26,7 @@ def connect(invocation, deadline=None, environ=None):
     deadline = deadline or rest.Deadline()
     config = kubeconfig.load(invocation.kubeconfig, environ)
     selection = kubeconfig.select(config, invocation.context, environ)
-    user = impersonated(selection.user, invocation)
+    user = impersonated(selection.auth_info, invocation)
     settings = rest_config(selection.cluster, user)
     with auth.SecretFiles() as secrets:
         authenticator = auth.Authenticator(user, selection.cluster, deadline, environ)
@@ -38,7 +38,7 @@ def connect(invocation, deadline=None, environ=None):
 
 
 def impersonated(user, invocation):
-    """``user`` (a kubeconfig.User or None) with the command line's impersonation flags applied.
+    """``user`` (a kubeconfig.AuthInfo or None) with the command line's impersonation flags applied.
 
     As kubectl (client-go ``clientcmd`` overrides merged over the AuthInfo, then
     ``getUserIdentificationPartialConfig``): each flag given replaces its own kubeconfig field
@@ -50,7 +50,7 @@ def impersonated(user, invocation):
     as_uid = getattr(invocation, "as_uid", None)
     if not (as_user or as_groups or as_uid):
         return user
-    base = user if user is not None else kubeconfig.User(name="")
+    base = user if user is not None else kubeconfig.AuthInfo(name="")
     merged = base._replace(impersonate=as_user or base.impersonate,
                            impersonate_groups=tuple(as_groups) if as_groups else base.impersonate_groups,
                            impersonate_uid=as_uid or base.impersonate_uid)
@@ -60,7 +60,7 @@ def impersonated(user, invocation):
 
 def rest_config(cluster, user):
     """The :class:`~kubectl_aicr.kube.rest.RESTConfig` of a validated cluster entry and AuthInfo (``user``:
-    a kubeconfig.User, impersonation flags applied, or None), as client-go ``DirectClientConfig.ClientConfig``
+    a kubeconfig.AuthInfo, impersonation flags applied, or None), as client-go ``DirectClientConfig.ClientConfig``
     builds a ``rest.Config``. AuthError for an impersonation value that cannot go into a header."""
     impersonate = rest.Impersonation()
     if user is not None:

@@ -25,6 +25,8 @@ with the cluster information of ``rest/exec.go`` ``ConfigToExecCluster``:
   are killed and the error comes then.
 """
 
+from __future__ import annotations  # the records' annotations stay strings: no typing import at start-up
+
 import base64
 import json
 import os
@@ -36,10 +38,10 @@ import subprocess
 import sys
 import time
 import unicodedata
-from typing import NamedTuple, Optional
 
 from .. import helpers
 from ..errors import AuthError, TransportError, YAMLError
+from ..records import Record
 
 MAX_OUTPUT_BYTES = 1024 * 1024
 INSTALL_HINT_HELP = ("It looks like you are trying to use a client-go credential plugin that is not installed. "
@@ -48,8 +50,10 @@ INSTALL_HINT_HELP = ("It looks like you are trying to use a client-go credential
                      "#client-go-credential-plugins")
 
 
-class ExecResult(NamedTuple):
+class ExecResult(Record):
     """What a plugin returned: a token and/or a PEM certificate and key, and when they expire (epoch seconds)."""
+
+    _secret = ("token", "key_pem")
 
     token: str = ""
     cert_pem: bytes = b""
@@ -107,7 +111,7 @@ def exec_info(spec, cluster, interactive):
             info["certificate-authority-data"] = base64.b64encode(ca).decode("ascii")
         if cluster.proxy_url:
             info["proxy-url"] = cluster.proxy_url
-        info["config"] = cluster.exec_config
+        info["config"] = cluster.exec_extension()
         body["cluster"] = info
     body["interactive"] = interactive
     return json.dumps({"kind": "ExecCredential", "apiVersion": spec.api_version, "spec": body},

@@ -33,25 +33,33 @@ Unlike kubectl, a configuration that names no usable cluster is an error here, n
 silent fallback to ``http://localhost:8080``; see :func:`select`.
 """
 
+from __future__ import annotations  # the records' annotations stay strings: no typing import at start-up
+
 import base64
 import binascii
 import os
 import re
 import stat
 from collections.abc import Mapping
-from typing import Dict, List, NamedTuple, Optional, Tuple
 
 from . import validation
 from .yaml import block
 from ..errors import ConfigError, YAMLError
+from ..records import Record
 
 MAX_KUBECONFIG_BYTES = 64 * 1024 * 1024
 SERVICE_ACCOUNT_DIR = "/var/run/secrets/kubernetes.io/serviceaccount"
 EXEC_EXTENSION = "client.authentication.k8s.io/exec"  # client_config.go clusterExtensionKey
 
+# The records below are client-go's clientcmd/api types.go (Cluster, AuthInfo, ExecConfig,
+# AuthProviderConfig, Context, Config), field by field where the plugin uses them, in snake case.
+# ``location_of_origin``: the file the entry came from (client-go's LocationOfOrigin; "in-cluster"
+# for the in-cluster configuration).
 
-class Cluster(NamedTuple):
-    """A kubeconfig ``clusters[].cluster`` entry. Paths are absolute; ``*_data`` are decoded bytes."""
+
+class Cluster(Record):
+    """A kubeconfig ``clusters[].cluster`` entry. Paths are absolute; ``*_data`` are decoded bytes;
+    ``extensions``: its ``extensions`` list by name, each a JSON value (None: the entry has none)."""
 
     name: str
     server: str
@@ -60,12 +68,19 @@ class Cluster(NamedTuple):
     insecure_skip_tls_verify: bool = False
     tls_server_name: Optional[str] = None
     proxy_url: Optional[str] = None
-    exec_config: object = None  # the extension named client.authentication.k8s.io/exec (JSON value)
-    source: str = ""
+    extensions: Optional[Dict[str, object]] = None  # EXEC_EXTENSION's value goes to an exec plugin
+    location_of_origin: str = ""
+
+    def exec_extension(self):
+        """The JSON value of the extension named ``client.authentication.k8s.io/exec``, or None: what an exec
+        plugin receives as ``spec.cluster.config`` (client_config.go ``clusterExtensionKey``)."""
+        return (self.extensions or {}).get(EXEC_EXTENSION)
 
 
-class ExecConfig(NamedTuple):
-    """A user's ``exec`` credential plugin (client-go ``api.ExecConfig``)."""
+class ExecConfig(Record):
+    """A user's ``exec`` credential plugin (client-go ``api.ExecConfig``). ``env``: ((name, value), ...)."""
+
+    _secret = ("args", "env")  # either may carry a credential
 
     command: str
     args: Tuple[str, ...] = ()
@@ -76,15 +91,20 @@ class ExecConfig(NamedTuple):
     interactive_mode: str = ""
 
 
-class AuthProvider(NamedTuple):
-    """A user's legacy ``auth-provider``: its name and string config."""
+class AuthProvider(Record):
+    """A user's legacy ``auth-provider`` (client-go ``api.AuthProviderConfig``): its name and string config."""
+
+    _secret = ("config",)  # id-token, refresh-token, client-secret
 
     name: str
     config: Dict[str, str]
 
 
-class User(NamedTuple):
-    """A kubeconfig ``users[].user`` entry (client-go's AuthInfo)."""
+class AuthInfo(Record):
+    """A kubeconfig ``users[].user`` entry (client-go ``api.AuthInfo``); ``impersonate*`` are its ``as*``
+    fields, ``impersonate_extra``: ((key, (values...)), ...)."""
+
+    _secret = ("token", "password", "client_key_data")
 
     name: str
     token: Optional[str] = None
@@ -99,37 +119,38 @@ class User(NamedTuple):
     auth_provider: Optional[AuthProvider] = None
     impersonate: Optional[str] = None
     impersonate_uid: Optional[str] = None
-    impersonate_groups: tuple = ()
-    impersonate_extra: tuple = ()   # ((key, (values...)), ...)
-    source: str = ""
+    impersonate_groups: Tuple[str, ...] = ()
+    impersonate_extra: Tuple[Tuple[str, Tuple[str, ...]], ...] = ()
+    location_of_origin: str = ""
 
 
-class Context(NamedTuple):
-    """A kubeconfig ``contexts[].context`` entry."""
+class Context(Record):
+    """A kubeconfig ``contexts[].context`` entry: the names of its cluster and AuthInfo (``user`` in the file)."""
 
     name: str
     cluster: str
-    user: str
+    auth_info: str
     namespace: Optional[str] = None
-    source: str = ""
+    location_of_origin: str = ""
 
 
-class Config(NamedTuple):
-    """The merged configuration: entries by name, the current context and the files read, in order."""
+class Config(Record):
+    """The merged configuration: entries by name (clusters and AuthInfos are built when first read, see
+    :class:`_Records`), the current context and the files read, in order."""
 
-    clusters: Dict[str, Cluster]
-    users: Dict[str, User]
+    clusters: _Records  # name -> Cluster
+    auth_infos: _Records  # name -> AuthInfo
     contexts: Dict[str, Context]
     current_context: str
     files: List[str]
 
 
-class Selection(NamedTuple):
-    """What a command connects with: the chosen context, its cluster and its user (None: no credentials)."""
+class Selection(Record):
+    """What a command connects with: the chosen context, its cluster and its AuthInfo (None: no credentials)."""
 
     context: Context
     cluster: Cluster
-    user: Optional[User]
+    auth_info: Optional[AuthInfo]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -190,7 +211,7 @@ def load(explicit=None, environ=None):
     or malformed file (with file, line and column), or a name used twice in one file.
     """
     paths, is_explicit = kubeconfig_paths(explicit, environ)
-    clusters, users, contexts, current, files = _Records(), _Records(), {}, "", []
+    clusters, auth_infos, contexts, current, files = _Records(), _Records(), {}, "", []
     for path in paths:
         text = read_file_text(path)
         if text is None:
@@ -199,12 +220,12 @@ def load(explicit=None, environ=None):
             continue
         one = parse_document(read_document(text, path), path)
         clusters.merge(one.clusters)
-        users.merge(one.users)
+        auth_infos.merge(one.auth_infos)
         for name, entry in one.contexts.items():
             contexts.setdefault(name, entry)
         current = current or one.current_context
         files.append(path)
-    return Config(clusters, users, contexts, current, files)
+    return Config(clusters, auth_infos, contexts, current, files)
 
 
 def read_document(text, path):
@@ -364,15 +385,15 @@ def parse_document(document, path):
     _check_kind(top, path)
     _check_unread_fields(top)
     folder = os.path.dirname(os.path.abspath(path))
-    clusters, users = _Records(), _Records()
+    clusters, auth_infos = _Records(), _Records()
     for name, body in _named_entries(top, "clusters", path):
         clusters.add(name, _cluster, body, path, folder, _plain(body, _CLUSTER_STRINGS, _CLUSTER_DATA))
     for name, body in _named_entries(top, "users", path):
-        users.add(name, _user, body, path, folder, _plain(body, _USER_STRINGS, _USER_DATA))
+        auth_infos.add(name, _auth_info, body, path, folder, _plain(body, _USER_STRINGS, _USER_DATA))
     contexts = {name: Context(name, body.string("cluster") or "", body.string("user") or "",
                               body.string("namespace"), path)
                 for name, body in _named_entries(top, "contexts", path)}
-    return Config(clusters, users, contexts, top.string("current-context") or "", [path])
+    return Config(clusters, auth_infos, contexts, top.string("current-context") or "", [path])
 
 
 # Only the selected context's cluster and user need records; every entry is still checked as kubectl
@@ -414,7 +435,7 @@ class _Waiting(tuple):
 
 
 class _Records(Mapping):
-    """name -> Cluster or User record, in file order, built on first access (entries whose building cannot
+    """name -> Cluster or AuthInfo record, in file order, built on first access (entries whose building cannot
     fail wait); the first entry under a name wins, as kubeconfig merging wants."""
 
     def __init__(self):
@@ -503,26 +524,30 @@ def _cluster(name, body, path, folder):
         insecure_skip_tls_verify=body.boolean("insecure-skip-tls-verify"),
         tls_server_name=body.string("tls-server-name"),
         proxy_url=body.string("proxy-url"),
-        exec_config=_exec_extension(body), source=path)
+        extensions=_extensions(body), location_of_origin=path)
 
 
-def _exec_extension(body):
-    """The value of the cluster extension named client.authentication.k8s.io/exec, or None."""
-    extensions = body.body.get("extensions")
-    if extensions is None:
+def _extensions(body):
+    """An entry's ``extensions`` list as {name: JSON value}, or None when it has none. As kubectl's v1
+    conversion records them, a name counts only with its ``extension`` (a null one is skipped), and
+    :func:`_check_extensions` has refused a name given twice with one."""
+    items = body.body.get("extensions")
+    if items is None:
         return None
-    if not isinstance(extensions, list):
-        body.fail("extensions", "a list", extensions)
-    for index, item in enumerate(extensions):
+    if not isinstance(items, list):
+        body.fail("extensions", "a list", items)
+    extensions = {}
+    for index, item in enumerate(items):
         entry = _Fields(item, _Where("extensions[%d]", (index,)), body)
-        if entry.string("name") == EXEC_EXTENSION:
-            return entry.body.get("extension")
-    return None
+        value = entry.body.get("extension")
+        if value is not None:
+            extensions.setdefault(entry.string("name") or "", value)
+    return extensions
 
 
-def _user(name, body, path, folder):
+def _auth_info(name, body, path, folder):
     extra = body.mapping("as-user-extra")
-    return User(
+    return AuthInfo(
         name=name, token=body.string("token"),
         token_file=body.path("tokenFile", folder),
         username=body.string("username"), password=body.string("password"),
@@ -534,7 +559,7 @@ def _user(name, body, path, folder):
         impersonate=body.string("as"), impersonate_uid=body.string("as-uid"),
         impersonate_groups=body.strings("as-groups"),
         impersonate_extra=tuple((key, extra.strings(key)) for key in extra.body),
-        source=path)
+        location_of_origin=path)
 
 
 def _exec(body, folder):
@@ -602,11 +627,11 @@ def select(config, context_name=None, environ=None, service_account_dir=None):
                           % (name, _files(config)))
     cluster = _context_cluster(config, context)
     user = None
-    if context.user:
-        user = config.users.get(context.user)
+    if context.auth_info:
+        user = config.auth_infos.get(context.auth_info)
         if user is None:
             raise ConfigError('context "%s" names user "%s", which is not defined in %s'
-                              % (name, context.user, _files(config)))
+                              % (name, context.auth_info, _files(config)))
     selection = Selection(context, cluster, user)
     validation.check(selection)
     return selection
@@ -653,6 +678,7 @@ def in_cluster(environ=None, service_account_dir=None):
     ca_file = os.path.join(folder, "ca.crt")
     server = "https://%s:%s" % ("[%s]" % host if ":" in host else host, port)
     cluster = Cluster(name="in-cluster", server=server,
-                      certificate_authority=ca_file if os.path.isfile(ca_file) else None, source="in-cluster")
-    user = User(name="in-cluster", token_file=token_file, source="in-cluster")
-    return Selection(Context("in-cluster", cluster.name, user.name, source="in-cluster"), cluster, user)
+                      certificate_authority=ca_file if os.path.isfile(ca_file) else None,
+                      location_of_origin="in-cluster")
+    user = AuthInfo(name="in-cluster", token_file=token_file, location_of_origin="in-cluster")
+    return Selection(Context("in-cluster", cluster.name, user.name, location_of_origin="in-cluster"), cluster, user)

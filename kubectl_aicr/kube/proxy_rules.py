@@ -19,19 +19,23 @@ Unlike kubectl, an environment proxy value that cannot be read is an error, wher
 would silently connect directly.
 """
 
+from __future__ import annotations  # the records' annotations stay strings: no typing import at start-up
+
 import ipaddress
 import re
-from typing import NamedTuple, Optional
 from urllib.parse import unquote, urlsplit
 
 from ..errors import ConfigError
+from ..records import Record
 
 _SCHEME = r"^([A-Za-z][A-Za-z0-9+.-]*)://"  # compiled on first use
 _DEFAULT_PORTS = {"http": 80, "https": 443, "socks5": 1080, "socks5h": 1080}
 
 
-class Proxy(NamedTuple):
+class Proxy(Record):
     """A proxy to tunnel through: ``origin`` says where it came from (for messages)."""
+
+    _secret = ("password",)
 
     scheme: str
     host: str

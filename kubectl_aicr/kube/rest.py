@@ -29,6 +29,8 @@
   :class:`~kubectl_aicr.errors.TransportError` line naming the server.
 """
 
+from __future__ import annotations  # the records' annotations stay strings: no typing import at start-up
+
 import base64
 import binascii
 import datetime
@@ -39,18 +41,18 @@ import re
 import socket
 import ssl
 import time
-from typing import NamedTuple, Optional, Tuple
 
 from .. import __version__, helpers
 from . import auth, http1, net
 from ..errors import ApiError, AuthError, ConfigError, TransportError
+from ..records import Record
 
 DEADLINE_SECONDS = 30.0
 MAX_RESPONSE_BYTES = 16 * 1024 * 1024  # an object is at most ~1.5 MiB in etcd; lists of plans stay well under
 USER_AGENT = "kubectl-aicr/%s" % __version__
 
 
-class Impersonation(NamedTuple):
+class Impersonation(Record):
     """Who the requests act as (client-go ``rest.ImpersonationConfig``), sent as ``Impersonate-*`` headers."""
 
     user: Optional[str] = None
@@ -59,7 +61,7 @@ class Impersonation(NamedTuple):
     extra: Tuple[Tuple[str, Tuple[str, ...]], ...] = ()   # ((key, (values...)), ...)
 
 
-class RESTConfig(NamedTuple):
+class RESTConfig(Record):
     """How to reach one API server (client-go ``rest.Config``): the one seam between what the kubeconfig
     says and how to connect. :func:`kubectl_aicr.kube.clientcmd.rest_config` builds it from the selected
     entries and the command line; below it nothing reads kubeconfig field names.

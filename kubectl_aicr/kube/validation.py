@@ -33,7 +33,7 @@ REMOVED_AUTH_PROVIDERS = {
 def check(selection):
     """Raise one ConfigError naming every problem of ``selection``'s user and cluster (in kubectl's order: the
     user's, then the cluster's, as ``DirectClientConfig.ConfirmUsable`` lists them), else return None."""
-    _raise((user_problems(selection.user) if selection.user is not None else []) +
+    _raise((user_problems(selection.auth_info) if selection.auth_info is not None else []) +
            cluster_problems(selection.cluster))
 
 
