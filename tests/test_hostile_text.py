@@ -1,11 +1,13 @@
 """Untrusted text from the cluster: terminal controls are made visible, never interpreted, in every command."""
 
 import copy
+import io
 import json
 
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
+from kubectl_aicr import output
 from kubectl_aicr.aicr import objects
 from kubectl_aicr.commands import describe
 from tests.support.text import HOSTILE, clean
@@ -101,8 +103,10 @@ def test_describe_never_crashes_and_never_shows_a_wrong_type_as_valid(changes):
         _set(obj, path, value)
     rollout = objects.rollout(obj)
     lines = describe.render(rollout, None, "aicr-system", datetime.datetime(2026, 11, 29, tzinfo=datetime.timezone.utc))
-    text = "\n".join(lines)
-    assert clean(text)
+    written = io.StringIO()  # as describe prints them: through the writer, which escapes every line
+    output.write_lines(lines, stream=written)
+    text = written.getvalue()
+    assert clean(text) and len(text.splitlines()) == len(lines)
     deadline = obj["spec"].get("deadline") if isinstance(obj.get("spec"), dict) else None
     if deadline is not None and not (isinstance(deadline, str) and objects.parse_time(deadline)):
         assert "<invalid spec.deadline" in text
@@ -151,7 +155,6 @@ import os
 import shutil
 import subprocess
 
-from kubectl_aicr import output
 from tests.support.plugin import base_env, plugin_command
 
 WIDE = "done \u2713 f\u00fcr J\u00fcrgen \u2800\u3164|"  # a check mark, Latin-1 letters, blank-looking letters
