@@ -148,6 +148,80 @@ def test_every_command_escapes_hostile_text_in_what_it_prints(run, api_server, k
     assert "\\x1b[2J" in runs[0].stderr and "\\x1b[2J" in runs[1].stderr and "\\x1b[2J" in runs[2].stderr
 
 
+ESCAPED_HOSTILE = "x\\x1b[2J\\x1b]0;pwned\\x07\\x0d\\x08\\x9b31m\\u202eevil\\u2066\\x0a\\x00end"
+# Fields describe and list do not print: the report's machine-readable extras and atRisk.kinds (describe
+# prints the findings), and what list leaves to describe.
+NOT_PRINTED = {"components[].reason", "components[].jump", "components[].covers", "components[].summary",
+               "atRisk.kinds[].group", "atRisk.kinds[].kind", "atRisk.kinds[].components[]"}
+
+
+def _taint(value, path, tags):
+    """``value`` with every string leaf replaced by ``<path>`` + HOSTILE; ``tags`` collects the paths
+    (list indices as ``[]``)."""
+    if isinstance(value, dict):
+        return {k: _taint(v, "%s.%s" % (path, k) if path else k, tags) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_taint(v, path + "[]", tags) for v in value]
+    if isinstance(value, str):
+        tags.add(path)
+        return "<%s>%s" % (path, HOSTILE)
+    return value
+
+
+@pytest.mark.e2e
+def test_every_printed_field_is_escaped_by_describe_and_list(run, api_server, kubeconfig_for):
+    """Every string field describe and list print holds ESC, CSI, CR, bidi and NUL, in the rollout and in a
+    verified report: the built file's stdout and stderr hold none of them raw, and each field is shown
+    escaped. It fails if any line reaches the terminal around the escaping writer."""
+    report_tags, rollout_tags = set(), set()
+    report = _taint(json.loads(api_server.fixture("report-candidate")["data"]["report.json"]), "", report_tags)
+    text = json.dumps(report, indent=2)
+    digest = objects.sha256_digest(text.encode("utf-8"))
+    configmap = {"apiVersion": "v1", "kind": "ConfigMap", "immutable": True, "data": {"report.json": text},
+                 "metadata": {"name": objects.assessment_configmap_name(digest), "namespace": "aicr-system",
+                              "labels": {"operator.aicr.run/role": "assessment"}}}
+    api_server.put_object(configmap)
+    obj = copy.deepcopy(api_server.fixture("awaiting-approval"))
+    obj["metadata"].pop("resourceVersion", None)
+    spec, status = obj["spec"], obj["status"]
+    spec["approval"] = {"user": "u", "expires": spec["deadline"], "reason": "r"}
+    spec["revocation"] = {"user": "u", "time": spec["deadline"], "reason": "r"}
+    spec["acknowledgements"] = [{"release": "r", "user": "u", "time": spec["deadline"]}]
+    status.update(outcome="o", phase="p", awaitingAcknowledgement={"release": "r"})
+    for key in ("runtimeRef", "steps", "transitionRecords", "approval", "revocation", "acknowledgements"):
+        spec[key] = _taint(spec[key], "spec." + key, rollout_tags)
+    for key in ("phase", "outcome", "message", "awaitingAcknowledgement"):
+        status[key] = _taint(status[key], "status." + key, rollout_tags)
+    status["steps"] = [{"release": step["release"], "state": "<status.steps[].state>" + HOSTILE,
+                        "message": "<status.steps[].message>" + HOSTILE} for step in spec["steps"]]
+    rollout_tags |= {"status.steps[].state", "status.steps[].message"}
+    for key in ("approval.expires", "revocation.time", "acknowledgements[].time"):
+        rollout_tags.discard("spec." + key)  # times: a hostile one is shown as <invalid ...>, escaped too
+    spec["approval"]["expires"] = spec["revocation"]["time"] = spec["deadline"]
+    spec["acknowledgements"][0]["time"] = spec["deadline"]
+    spec["assessment"]["digest"] = digest
+    api_server.put_object(obj)
+    name = obj["metadata"]["name"]
+    unrevoked = copy.deepcopy(obj)  # list shows the approval's user only while there is no revocation
+    unrevoked["metadata"]["name"] = name + "-b"
+    unrevoked["metadata"].pop("uid")  # the server gives it its own
+    del unrevoked["spec"]["revocation"]
+    api_server.put_object(unrevoked)
+
+    described = run("describe", name, kubeconfig=kubeconfig_for())
+    assert described.returncode == 0, described.stderr
+    listed = run("list", "--all", kubeconfig=kubeconfig_for())
+    assert listed.returncode == 0, listed.stderr
+    for result in (described, listed):
+        assert clean(result.stdout) and clean(result.stderr) and result.stderr == "", result
+    shown = {tag for tag in rollout_tags | report_tags if "<%s>%s" % (tag, ESCAPED_HOSTILE) in described.stdout}
+    assert rollout_tags - shown == set()
+    assert report_tags - shown == NOT_PRINTED
+    for tag in ("status.phase", "status.outcome", "spec.approval.user", "spec.revocation.user",
+                "status.awaitingAcknowledgement.release"):
+        assert "<%s>x\\x1b[2J" % tag in listed.stdout, tag
+
+
 # ---------------------------------------------------------------------------------------------
 # Output in any locale: what the terminal's encoding cannot show is escaped, and the command succeeds
 
