@@ -149,8 +149,7 @@ def test_every_command_escapes_hostile_text_in_what_it_prints(run, api_server, k
 
 
 ESCAPED_HOSTILE = "x\\x1b[2J\\x1b]0;pwned\\x07\\x0d\\x08\\x9b31m\\u202eevil\\u2066\\x0a\\x00end"
-# Fields describe and list do not print: the report's machine-readable extras and atRisk.kinds (describe
-# prints the findings), and what list leaves to describe.
+# The report's fields describe does not print: machine-readable extras, and atRisk.kinds (it prints the findings).
 NOT_PRINTED = {"components[].reason", "components[].jump", "components[].covers", "components[].summary",
                "atRisk.kinds[].group", "atRisk.kinds[].kind", "atRisk.kinds[].components[]"}
 
