@@ -121,15 +121,27 @@ def shown(text, encoding=None):
     return text
 
 
+def or_none(value):
+    """``value`` as text for a line: ``<none>`` (kubectl's word for an empty value) for ``None`` and ``""``,
+    ``str()`` of anything else. Not escaped: the writer escapes every line."""
+    if value is None or value == "":
+        return NONE
+    return value if isinstance(value, str) else str(value)
+
+
+def printable(text):
+    """True when ``text`` (str) has no character :func:`shown` escapes: it reaches a terminal as it is."""
+    return _UNSAFE.search(text) is None
+
+
 def safe(value):
     """``value`` as one line of text with every control, bidi, separator and invisible character escaped.
 
-    ``None`` and ``""`` become ``<none>``; non-strings are shown with ``str()``. Idempotent.
+    ``None`` and ``""`` become ``<none>`` (:func:`or_none`); non-strings are shown with ``str()``. Idempotent.
+    Commands need not call it: :func:`write_lines`, :func:`inform` and the ``warning``/``error`` lines
+    escape every line they write.
     """
-    if value is None or value == "":
-        return NONE
-    text = value if isinstance(value, str) else str(value)
-    return shown(text)
+    return shown(or_none(value))
 
 
 def _cell(value):

@@ -1,11 +1,13 @@
 """Untrusted text from the cluster: terminal controls are made visible, never interpreted, in every command."""
 
 import copy
+import io
 import json
 
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
+from kubectl_aicr import output
 from kubectl_aicr.aicr import objects
 from kubectl_aicr.commands import describe
 from tests.support.fixture_objects import set_path
@@ -93,8 +95,10 @@ def test_describe_never_crashes_and_never_shows_a_wrong_type_as_valid(changes):
         set_path(obj, path, value)
     rollout = objects.rollout(obj)
     lines = describe.render(rollout, None, "aicr-system", datetime.datetime(2026, 11, 29, tzinfo=datetime.timezone.utc))
-    text = "\n".join(lines)
-    assert clean(text)
+    written = io.StringIO()  # as describe prints them: through the writer, which escapes every line
+    output.write_lines(lines, stream=written)
+    text = written.getvalue()
+    assert clean(text) and len(text.splitlines()) == len(lines)
     deadline = obj["spec"].get("deadline") if isinstance(obj.get("spec"), dict) else None
     if deadline is not None and not (isinstance(deadline, str) and objects.parse_time(deadline)):
         assert "<invalid spec.deadline" in text
@@ -136,6 +140,79 @@ def test_every_command_escapes_hostile_text_in_what_it_prints(run, api_server, k
     assert "\\x1b[2J" in runs[0].stderr and "\\x1b[2J" in runs[1].stderr and "\\x1b[2J" in runs[2].stderr
 
 
+ESCAPED_HOSTILE = "x\\x1b[2J\\x1b]0;pwned\\x07\\x0d\\x08\\x9b31m\\u202eevil\\u2066\\x0a\\x00end"
+# The report's fields describe does not print: machine-readable extras, and atRisk.kinds (it prints the findings).
+NOT_PRINTED = {"components[].reason", "components[].jump", "components[].covers", "components[].summary",
+               "atRisk.kinds[].group", "atRisk.kinds[].kind", "atRisk.kinds[].components[]"}
+
+
+def _taint(value, path, tags):
+    """``value`` with every string leaf replaced by ``<path>`` + HOSTILE; ``tags`` collects the paths
+    (list indices as ``[]``)."""
+    if isinstance(value, dict):
+        return {k: _taint(v, "%s.%s" % (path, k) if path else k, tags) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_taint(v, path + "[]", tags) for v in value]
+    if isinstance(value, str):
+        tags.add(path)
+        return "<%s>%s" % (path, HOSTILE)
+    return value
+
+
+@pytest.mark.e2e
+def test_every_printed_field_is_escaped_by_describe_and_list(run, api_server, kubeconfig_for):
+    """Every string field describe and list print holds ESC, CSI, CR, bidi and NUL, in the rollout and in a
+    verified report: the built file's stdout and stderr hold none of them raw, and each field is shown
+    escaped. It fails if any line reaches the terminal around the escaping writer."""
+    report_tags, rollout_tags = set(), set()
+    report = _taint(json.loads(api_server.fixture("report-candidate")["data"]["report.json"]), "", report_tags)
+    text = json.dumps(report, indent=2)
+    digest = objects.sha256_digest(text.encode("utf-8"))
+    configmap = {"apiVersion": "v1", "kind": "ConfigMap", "immutable": True, "data": {"report.json": text},
+                 "metadata": {"name": objects.assessment_configmap_name(digest), "namespace": "aicr-system",
+                              "labels": {"operator.aicr.run/role": "assessment"}}}
+    api_server.put_object(configmap)
+    obj = copy.deepcopy(api_server.fixture("awaiting-approval"))
+    obj["metadata"].pop("resourceVersion", None)
+    spec, status = obj["spec"], obj["status"]
+    spec["approval"] = {"user": "u", "expires": spec["deadline"], "reason": "r"}
+    spec["revocation"] = {"user": "u", "time": spec["deadline"], "reason": "r"}
+    spec["acknowledgements"] = [{"release": "r", "user": "u", "time": spec["deadline"]}]
+    status.update(outcome="o", phase="p", awaitingAcknowledgement={"release": "r"})
+    for key in ("runtimeRef", "steps", "transitionRecords", "approval", "revocation", "acknowledgements"):
+        spec[key] = _taint(spec[key], "spec." + key, rollout_tags)
+    for key in ("phase", "outcome", "message", "awaitingAcknowledgement"):
+        status[key] = _taint(status[key], "status." + key, rollout_tags)
+    status["steps"] = [{"release": step["release"], "state": "<status.steps[].state>" + HOSTILE,
+                        "message": "<status.steps[].message>" + HOSTILE} for step in spec["steps"]]
+    rollout_tags |= {"status.steps[].state", "status.steps[].message"}
+    for key in ("approval.expires", "revocation.time", "acknowledgements[].time"):
+        rollout_tags.discard("spec." + key)  # times: a hostile one is shown as <invalid ...>, escaped too
+    spec["approval"]["expires"] = spec["revocation"]["time"] = spec["deadline"]
+    spec["acknowledgements"][0]["time"] = spec["deadline"]
+    spec["assessment"]["digest"] = digest
+    api_server.put_object(obj)
+    name = obj["metadata"]["name"]
+    unrevoked = copy.deepcopy(obj)  # list shows the approval's user only while there is no revocation
+    unrevoked["metadata"]["name"] = name + "-b"
+    unrevoked["metadata"].pop("uid")  # the server gives it its own
+    del unrevoked["spec"]["revocation"]
+    api_server.put_object(unrevoked)
+
+    described = run("describe", name, kubeconfig=kubeconfig_for())
+    assert described.returncode == 0, described.stderr
+    listed = run("list", "--all", kubeconfig=kubeconfig_for())
+    assert listed.returncode == 0, listed.stderr
+    for result in (described, listed):
+        assert clean(result.stdout) and clean(result.stderr) and result.stderr == "", result
+    shown = {tag for tag in rollout_tags | report_tags if "<%s>%s" % (tag, ESCAPED_HOSTILE) in described.stdout}
+    assert rollout_tags - shown == set()
+    assert report_tags - shown == NOT_PRINTED
+    for tag in ("status.phase", "status.outcome", "spec.approval.user", "spec.revocation.user",
+                "status.awaitingAcknowledgement.release"):
+        assert "<%s>x\\x1b[2J" % tag in listed.stdout, tag
+
+
 # ---------------------------------------------------------------------------------------------
 # Output in any locale: what the terminal's encoding cannot show is escaped, and the command succeeds
 
@@ -143,7 +220,6 @@ import os
 import shutil
 import subprocess
 
-from kubectl_aicr import output
 from tests.support.plugin import base_env, plugin_command
 
 WIDE = "done \u2713 f\u00fcr J\u00fcrgen \u2800\u3164|"  # a check mark, Latin-1 letters, blank-looking letters

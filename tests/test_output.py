@@ -19,6 +19,17 @@ def test_empty_is_none_marker():
     assert output.safe(None) == "<none>" and output.safe("") == "<none>"
 
 
+def test_a_missing_value_is_shown_as_none_and_left_to_the_writer_to_escape():
+    assert output.or_none(None) == "<none>" and output.or_none("") == "<none>"
+    assert output.or_none(0) == "0" and output.or_none(False) == "False"
+    assert output.or_none("a\x1b[2J") == "a\x1b[2J"  # escaping is the writer's job, once
+
+
+def test_printable_means_nothing_would_be_escaped():
+    assert output.printable("Jürgen — 東京") and output.printable("")
+    assert not output.printable("a\x1b") and not output.printable("\u202e") and not output.printable("a\nb")
+
+
 def test_fields_align_values():
     lines = output.fields([("Name", "a"), ("Starting inventory", "b")])
     assert lines == ["Name:                a", "Starting inventory:  b"]

@@ -29,7 +29,7 @@ def run(invocation):
     expected_assessment = cli.checked_expected_assessment(invocation.expect_assessment)
     dry_run = cli.checked_dry_run(invocation.dry_run)
     named = invocation.release
-    if named is not None and output.safe(named) != named:
+    if named is not None and not (named and output.printable(named)):
         raise UsageError("--release must be one line of printable text")
     with clientcmd.connect(invocation) as client:
         user = writes.who_am_i(client)
@@ -40,16 +40,16 @@ def run(invocation):
         operations = objects.acknowledgement_operations(rollout, release, user, writes.now_utc(client))
         decision = writes.Decision(invocation.name, raw, FACTS, operations)
         writes.show("acknowledging release %s of rollout %s as %s, on what was read (the write is refused if any "
-                    "of it changes):" % (output.safe(release), output.safe(rollout.name), output.safe(user)),
+                    "of it changes):" % (release, output.or_none(rollout.name), user),
                     writes.fact_pairs(rollout, ("Assessment", rollout.assessment_digest or "none"),
-                                      ("Awaiting", "acknowledgement of %s" % output.safe(release))),
+                                      ("Awaiting", "acknowledgement of %s" % release)),
                     writes.record_step_lines(rollout, "PostApply", "this acknowledges the post-apply steps:",
                                              release))
         stored = writes.land(client, decision, dry_run)
     entry = operations[0]["value"]
     entry = entry[0] if isinstance(entry, list) else entry
-    result = ["rollout %s: %s acknowledged by %s at %s" % (output.safe(rollout.name), output.safe(entry["release"]),
-                                                          output.safe(entry["user"]), output.safe(entry["time"]))]
+    result = ["rollout %s: %s acknowledged by %s at %s" % (output.or_none(rollout.name), entry["release"],
+                                                          entry["user"], entry["time"])]
     if stored is None:
         return writes.confirm(result + writes.patch_lines(decision), dry_run, "")
     before = objects.pointer_value(raw, objects.FACT_POINTERS["acknowledgements"]) or []

@@ -48,7 +48,7 @@ def run(invocation):
         operations = objects.approval_operations(user, expires, reason)
         decision = writes.Decision(invocation.name, raw, FACTS, operations)
         writes.show("approving rollout %s as %s, on what was read (the write is refused if any of it changes):"
-                    % (output.safe(rollout.name), output.safe(user)),
+                    % (output.or_none(rollout.name), user),
                     writes.fact_pairs(rollout, ("Assessment", assessment),
                                       ("Deadline", writes.shown_time(rollout.deadline)),
                                       ("Approval", "until %s" % writes.shown_time(expires))),
@@ -65,9 +65,8 @@ def run(invocation):
 
 
 def _result(name, value):
-    return ["rollout %s approved by %s until %s" % (output.safe(name), output.safe(value["user"]),
-                                                   output.safe(value["expires"])),
-            "reason: %s" % output.safe(value["reason"])]
+    return ["rollout %s approved by %s until %s" % (output.or_none(name), value["user"], value["expires"]),
+            "reason: %s" % value["reason"]]
 
 
 def _assessment(client, namespace, rollout, allow_unverified):

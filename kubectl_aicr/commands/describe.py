@@ -70,8 +70,8 @@ def _when(value, now, future="in %s", past="%s ago"):
 def _transition(rollout):
     if rollout.from_digest is None:
         return "none (initial install)"
-    return "%s -> %s" % (output.safe(objects.short_digest(rollout.from_digest)),
-                         output.safe(objects.short_digest(rollout.to_digest)))
+    return "%s -> %s" % (objects.short_digest(rollout.from_digest),
+                         output.or_none(objects.short_digest(rollout.to_digest)))
 
 
 def _yes_no(value):
@@ -88,7 +88,7 @@ def _approval(rollout, now):
         pairs.append(("Approval required", rollout.approval_required))
     if isinstance(approval, objects.Approval):
         until = _when(approval.expires, now, "expires in %s", "expired %s ago")
-        pairs.append(("Approval", "approved by %s until %s" % (output.safe(approval.user), output.safe(until))))
+        pairs.append(("Approval", "approved by %s until %s" % (output.or_none(approval.user), output.or_none(until))))
         pairs.append(("Approval reason", approval.reason))
     elif isinstance(approval, Invalid):
         pairs.append(("Approval", approval))
@@ -99,8 +99,8 @@ def _approval(rollout, now):
     elif rollout.approval_required is None:
         pairs.append(("Approval", "<unknown: spec.approvalRequired is not set>"))
     if isinstance(revocation, objects.Revocation):
-        pairs.append(("Revocation", "revoked by %s at %s" % (output.safe(revocation.user),
-                                                            output.safe(_when(revocation.time, now)))))
+        pairs.append(("Revocation", "revoked by %s at %s" % (output.or_none(revocation.user),
+                                                            output.or_none(_when(revocation.time, now)))))
         pairs.append(("Revocation reason", revocation.reason))
     elif isinstance(revocation, Invalid):
         pairs.append(("Revocation", revocation))
@@ -111,16 +111,15 @@ def _inventory(rollout):
     size = rollout.inventory_releases
     if size is None and rollout.inventory_digest is None:
         return None
-    count = "%s release%s" % (output.safe(size), "" if size == 1 else "s") if isinstance(size, int) \
-        else output.safe(size)
-    return "%s, %s" % (count, output.safe(objects.short_digest(rollout.inventory_digest)))
+    count = "%s release%s" % (size, "" if size == 1 else "s") if isinstance(size, int) else output.or_none(size)
+    return "%s, %s" % (count, output.or_none(objects.short_digest(rollout.inventory_digest)))
 
 
 def summary_lines(rollout, now):
     """The rollout's head section."""
     runtime = rollout.runtime_name
     if rollout.runtime_uid is not None:
-        runtime = "%s (UID %s)" % (output.safe(rollout.runtime_name), output.safe(rollout.runtime_uid))
+        runtime = "%s (UID %s)" % (output.or_none(rollout.runtime_name), output.or_none(rollout.runtime_uid))
     pairs = [
         ("Name", rollout.name),
         ("UID", rollout.uid),
@@ -133,7 +132,7 @@ def summary_lines(rollout, now):
     ]
     pairs += _approval(rollout, now)
     if rollout.awaiting_acknowledgement is not None:
-        pairs.append(("Awaiting", "acknowledgement of %s" % output.safe(rollout.awaiting_acknowledgement)))
+        pairs.append(("Awaiting", "acknowledgement of %s" % output.or_none(rollout.awaiting_acknowledgement)))
     pairs += [("Message", rollout.message), ("Starting inventory", _inventory(rollout))]
     return output.fields(pairs)
 
@@ -150,7 +149,7 @@ def step_lines(rollout):
         if isinstance(step, Invalid):
             rows.append([step, "", "", "", ""])
             continue
-        state = step.state if not step.message else "%s: %s" % (output.safe(step.state), output.safe(step.message))
+        state = step.state if not step.message else "%s: %s" % (step.state, step.message)
         rows.append([step.release, step.operation, step.assessment, _yes_no(step.changes_crds), state])
     return ["Steps:"] + output.table(["RELEASE", "OPERATION", "ASSESSMENT", "CHANGES CRDS", "STATE"], rows)
 
@@ -158,7 +157,7 @@ def step_lines(rollout):
 def _versions(component):
     if component.from_version is None and component.to_version is None:
         return None
-    return "%s -> %s" % (output.safe(component.from_version or "-"), output.safe(component.to_version or "-"))
+    return "%s -> %s" % (component.from_version or "-", component.to_version or "-")
 
 
 def report_lines(rollout, verified, namespace):
@@ -171,8 +170,7 @@ def report_lines(rollout, verified, namespace):
         return output.fields([("Assessment", "NOT VERIFIED, NOT SHOWN: %s" % verified.problem)])
     rep = verified.report
     lines = output.fields([
-        ("Assessment", "%s in %s, verified against %s" % (output.safe(verified.configmap), output.safe(namespace),
-                                                          output.safe(verified.digest))),
+        ("Assessment", "%s in %s, verified against %s" % (verified.configmap, namespace, verified.digest)),
     ])
     lines += output.fields([("From", rep.from_ref), ("To", rep.to_ref), ("Deployer", rep.deployer),
                             ("Summary", _summary(rep))], indent=2)
@@ -198,7 +196,7 @@ def _summary(rep):
     count, failing = rep.summary_components, rep.summary_failing
     if count is None and failing is None:
         return None
-    return "%s components, %s failing" % (output.safe(count), output.safe(failing))
+    return "%s components, %s failing" % (output.or_none(count), output.or_none(failing))
 
 
 def _component_details(components):
@@ -213,7 +211,7 @@ def _component_details(components):
         if component.precondition:
             pairs.append(("before", component.precondition))
         if pairs or component.steps:
-            lines.append("  %s:" % output.safe(component.component))
+            lines.append("  %s:" % output.or_none(component.component))
             lines += output.fields(pairs, indent=4)
             lines += _report_steps(component.steps)
     return lines
@@ -225,11 +223,11 @@ def _report_steps(steps):
     lines = []
     for step in steps:
         if isinstance(step, Invalid):
-            lines.append("    - %s" % output.safe(step))
+            lines.append("    - %s" % step)
             continue
-        lines.append("    - %s: %s" % (output.safe(step.id), output.safe(step.description)))
+        lines.append("    - %s: %s" % (output.or_none(step.id), output.or_none(step.description)))
         if step.reason:
-            lines.append("      why: %s" % output.safe(step.reason))
+            lines.append("      why: %s" % step.reason)
     return lines
 
 
@@ -261,15 +259,15 @@ def recorded_lines(rollout):
     lines = ["Recorded steps:"]
     for record in records:
         if isinstance(record, Invalid):
-            lines.append("  %s" % output.safe(record))
+            lines.append("  %s" % record)
             continue
-        lines.append("  %s %s -> %s (%s)" % (output.safe(record.release), output.safe(record.from_version),
-                                             output.safe(record.to_version), output.safe(record.verdict)))
+        lines.append("  %s %s -> %s (%s)" % (output.or_none(record.release), output.or_none(record.from_version),
+                                             output.or_none(record.to_version), output.or_none(record.verdict)))
         if record.precondition:
-            lines.append("    before: %s" % output.safe(record.precondition))
+            lines.append("    before: %s" % record.precondition)
         steps = record.steps
         if isinstance(steps, Invalid):
-            lines.append("    %s" % output.safe(steps))
+            lines.append("    %s" % steps)
             continue
         rows = []
         for step in steps:
@@ -277,7 +275,7 @@ def recorded_lines(rollout):
                 rows.append([step, "", ""])
             else:
                 text = step.description if not step.reason else "%s (why: %s)" % (
-                    output.safe(step.description), output.safe(step.reason))
+                    output.or_none(step.description), step.reason)
                 rows.append([step.when, step.id, text])
         if rows:
             lines += output.table(["WHEN", "STEP", "WHAT"], rows, indent=4)
@@ -292,11 +290,11 @@ def acknowledgement_lines(rollout):
     lines = []
     for ack in acks:
         if isinstance(ack, Invalid):
-            lines.append("Acknowledged: %s" % output.safe(ack))
+            lines.append("Acknowledged: %s" % ack)
             continue
         at = objects.format_time(ack.time) if isinstance(ack.time, datetime.datetime) else ack.time
-        lines.append("Acknowledged: %s by %s at %s" % (output.safe(ack.release), output.safe(ack.user),
-                                                       output.safe(at)))
+        lines.append("Acknowledged: %s by %s at %s" % (output.or_none(ack.release), output.or_none(ack.user),
+                                                       output.or_none(at)))
     return lines
 
 
@@ -325,4 +323,4 @@ def binding_lines(rollout):
     digest = rollout.assessment_digest
     if isinstance(digest, str) and objects.is_digest(digest):
         command += " --expect-assessment %s" % objects.short_digest(digest)
-    return ["", "Decide on exactly this: %s %s" % (cli.PROG, output.safe(command))]
+    return ["", "Decide on exactly this: %s %s" % (cli.PROG, command)]

@@ -122,7 +122,7 @@ def approval_text(rollout, now):
     if isinstance(revocation, Invalid):
         return revocation
     if isinstance(revocation, objects.Revocation):
-        return "revoked by %s" % output.safe(revocation.user)
+        return "revoked by %s" % output.or_none(revocation.user)
     if isinstance(approval, Invalid):
         return approval
     if isinstance(approval, objects.Approval):
@@ -131,7 +131,7 @@ def approval_text(rollout, now):
             if expires <= now:
                 return "expired"
             expires = objects.format_time(expires)
-        return "approved by %s until %s" % (output.safe(approval.user), output.safe(expires))
+        return "approved by %s until %s" % (output.or_none(approval.user), output.or_none(expires))
     if isinstance(rollout.approval_required, Invalid):
         return rollout.approval_required
     if rollout.approval_required is False:

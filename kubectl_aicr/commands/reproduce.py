@@ -82,13 +82,13 @@ def run(invocation):
     folder = invocation.dir or DEFAULT_REPRODUCE_DIR
     plan_name = _check_plan_argument(invocation.name)
     if not shell_safe(folder):
-        raise UsageError("--dir %s has control characters; choose a plain folder name" % output.safe(folder))
+        raise UsageError("--dir %s has control characters; choose a plain folder name" % folder)
     if folder.startswith("-"):
         raise UsageError("--dir %s reads as an option; for a folder of that name write ./%s"
-                         % (output.safe(folder), output.safe(folder)))
+                         % (folder, folder))
     if not shell_safe(os.path.abspath(folder)):
         raise UsageError("the folder %s has control or invisible characters, which cannot be printed safely "
-                         "in the commands; give --dir a plain absolute path" % output.safe(os.path.abspath(folder)))
+                         "in the commands; give --dir a plain absolute path" % os.path.abspath(folder))
     with clientcmd.connect(invocation) as client:
         chosen, configmap = find_plan(client, namespace, plan_name)
     plan = objects.plan(configmap)
@@ -163,7 +163,7 @@ def _plan_by_digest(client, namespace, digest):
         candidates = "; ".join("%s (%s)" % (d, ", ".join(sorted(str(objects.plan(m).name) for m in matches
                                                               if objects.plan(m).digest == d))) for d in digests)
         raise RefusedError("%s names %d plans in %s: %s; give more of the digest"
-                           % (digest, len(digests), namespace, output.safe(candidates)))
+                           % (digest, len(digests), namespace, candidates))
     if len(matches) > 1:
         names = ", ".join(sorted(str(objects.plan(m).name) for m in matches))
         raise RefusedError("%d plan ConfigMaps in %s claim desired-state digest %s (%s); refusing to guess"
@@ -206,14 +206,14 @@ def _checked_render_inputs(plan):
             raise RefusedError("plan %s: %s" % (plan.name, value))
     if not plan.aicr_image or not re.match(objects.IMAGE_BY_DIGEST, plan.aicr_image):
         raise RefusedError("plan %s: its AICR image %s is not an image reference pinned by digest "
-                           "(name@sha256:<64 hex>)" % (plan.name, output.safe(plan.aicr_image)))
+                           "(name@sha256:<64 hex>)" % (plan.name, output.or_none(plan.aicr_image)))
     if not plan.bundle or not re.match(objects.IMAGE_BY_DIGEST, plan.bundle):
         raise RefusedError("plan %s: its bundle %s is not a reference pinned by digest (name@sha256:<64 hex>)"
-                           % (plan.name, output.safe(plan.bundle)))
+                           % (plan.name, output.or_none(plan.bundle)))
     for value in [plan.aicr_image, plan.bundle] + list(plan.render_flags):
         if not shell_safe(value):
             raise RefusedError("plan %s holds a value with control characters, which cannot be quoted safely "
-                               "for a shell: %s" % (plan.name, output.safe(value)))
+                               "for a shell: %s" % (plan.name, output.or_none(value)))
     problem = render_flags_problem(plan.render_flags)
     if problem:
         raise RefusedError("plan %s: %s" % (plan.name, problem))
@@ -231,17 +231,17 @@ def render_flags_problem(flags):
         item = flags[index]
         name, has_value, value = item.partition("=")
         if name in OWN_FLAGS:
-            return "its render flags set %s, which reproduce sets itself" % output.safe(name)
+            return "its render flags set %s, which reproduce sets itself" % name
         if name not in RENDER_FLAGS:
-            what = "the argument %s" % output.safe(item) if not item.startswith("-") or item == "--" \
-                else "the flag %s" % output.safe(name)
+            what = "the argument %s" % output.or_none(item) if not item.startswith("-") or item == "--" \
+                else "the flag %s" % name
             return ("its render flags hold %s, which is not an `aicr bundle` flag this plugin knows to keep the "
                     "render tied to the verified recipe; use the kubectl-aicr from the same AICR release as the "
                     "operator" % what)
         shape = RENDER_FLAGS[name]
         if shape is None:
             if has_value and value not in ("true", "false"):
-                return "render flag %s takes no value but true or false, not %s" % (name, output.safe(value))
+                return "render flag %s takes no value but true or false, not %s" % (name, output.or_none(value))
             index += 1
             continue
         if not has_value:
@@ -251,14 +251,14 @@ def render_flags_problem(flags):
             index += 1
         pattern, described = _SHAPES[shape]
         if not re.fullmatch(pattern, value):
-            return "render flag %s has the value %s, which is not %s" % (name, output.safe(value), described)
+            return "render flag %s has the value %s, which is not %s" % (name, output.or_none(value), described)
         index += 1
     return None
 
 
 def shell_safe(value):
     """True when ``value`` has no control characters (C0, DEL, C1, bidi, separators), so shlex.quote shows it as it is."""
-    return output.safe(value) == value and value != ""
+    return value != "" and output.printable(value)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -329,11 +329,11 @@ def report_lines(chosen, plan, image, bundle, flags, folder):
     docker = ["-v", "%s:/work" % folder, image, "bundle"] + flags + [
         "--recipe", "/work/" + RECIPE_FILE, "--output", "/work/rendered"]
     lines = output.fields([
-        ("Plan", "%s (ConfigMap %s; %s)" % (output.safe(plan.digest), output.safe(plan.name), output.safe(chosen))),
+        ("Plan", "%s (ConfigMap %s; %s)" % (plan.digest, output.or_none(plan.name), chosen)),
         ("AICR image", image),
         ("Bundle", bundle),
         ("Recipe", "%s (%d bytes, %s verified)" % (os.path.join(folder, RECIPE_FILE), len(plan.recipe.encode()),
-                                                    output.safe(plan.recipe_digest))),
+                                                    plan.recipe_digest)),
     ])
     lines += [
         "",

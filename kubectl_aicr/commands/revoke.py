@@ -34,15 +34,14 @@ def run(invocation):
         decision = writes.Decision(invocation.name, raw, FACTS, operations)
         approval = rollout.approval
         writes.show("revoking rollout %s as %s, on what was read (the write is refused if any of it changes):"
-                    % (output.safe(rollout.name), output.safe(user)),
+                    % (output.or_none(rollout.name), user),
                     writes.fact_pairs(rollout, ("Assessment", rollout.assessment_digest or "none"),
-                                      ("Approval", "by %s until %s" % (output.safe(approval.user), output.safe(
+                                      ("Approval", "by %s until %s" % (output.or_none(approval.user), output.or_none(
                                           writes.shown_time(approval.expires))))))
         stored = writes.land(client, decision, dry_run)
     value = operations[0]["value"]
-    result = ["rollout %s revoked by %s at %s" % (output.safe(rollout.name), output.safe(value["user"]),
-                                                 output.safe(value["time"])),
-              "reason: %s" % output.safe(value["reason"])]
+    result = ["rollout %s revoked by %s at %s" % (output.or_none(rollout.name), value["user"], value["time"]),
+              "reason: %s" % value["reason"]]
     if stored is None:
         return writes.confirm(result + writes.patch_lines(decision), dry_run, "")
     writes.check_answer(stored, decision, {"/spec/revocation": value})

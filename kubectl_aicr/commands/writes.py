@@ -288,7 +288,7 @@ def check_answer(stored, decision, expected):
 
 def show(heading, pairs, more=()):
     """Show, on stderr and before anything is written, what the decision rests on: ``heading``, the
-    ``pairs`` (label, value) and ``more`` lines (already safe). AicrError when they cannot be shown."""
+    ``pairs`` (label, value) and ``more`` lines (escaped by the writer). AicrError when they cannot be shown."""
     output.inform([heading] + output.fields(pairs, indent=2) + list(more))
 
 
@@ -299,7 +299,7 @@ def fact_pairs(rollout, *extra):
 
 
 def confirm(lines, dry_run, recorded):
-    """Print the result ``lines`` (already safe) on stdout and return the exit status.
+    """Print the result ``lines`` on stdout (escaped by the writer) and return the exit status.
 
     After a real write, a failure to print (stdout closed, full or a closed pipe) cannot undo the decision:
     one line on stderr says ``recorded`` (what was recorded) and the status is :data:`EXIT_RECORDED`.
@@ -325,7 +325,7 @@ def confirm(lines, dry_run, recorded):
 def patch_lines(decision):
     """``--dry-run=client``: the request that would be sent, one line of JSON (ASCII, escaped)."""
     return ["would send: PATCH %s (%s) %s" % (objects.rollout_path(decision.name), JSON_PATCH,
-                                             output.safe(json.dumps(decision.patch, sort_keys=True)))]
+                                             json.dumps(decision.patch, sort_keys=True))]
 
 
 def require_target(rollout, expected):
@@ -383,6 +383,6 @@ def record_step_lines(rollout, when, heading, release=None):
             continue
         for step in record.steps if isinstance(record.steps, list) else []:
             if isinstance(step, objects.RecordStep) and step.when == when:
-                lines.append("  %s %s: %s" % (output.safe(record.release), output.safe(step.id),
-                                              output.safe(step.description)))
+                lines.append("  %s %s: %s" % (output.or_none(record.release), output.or_none(step.id),
+                                              output.or_none(step.description)))
     return [heading] + lines if lines else []

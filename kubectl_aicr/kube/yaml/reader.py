@@ -60,11 +60,12 @@ Refused (a ``YAMLError``), so that nothing is silently misread:
   as the whole node it repeats, exceed ``MAX_NODES`` (against "billion laughs").
 """
 
+import collections
 import math
 import re
 
 from .block import CORE, GO_YAML, resolve_go_yaml
-from .schema import _GO_TAGS, _KNOWN_TAGS, _NO_PROPS, _UNKNOWN, _YAML_TAG, _construct, _go_construct, _go_key, _resolve
+from .schema import _GO_TAGS, _KNOWN_TAGS, _UNKNOWN, _YAML_TAG, _construct, _go_construct, _go_key, _resolve
 from ...errors import YAMLError
 
 __all__ = ["load", "load_all", "load_first", "CORE", "GO_YAML", "MAX_DEPTH", "MAX_NODES"]
@@ -76,6 +77,12 @@ MAX_NODES = 1000000
 # sequence may sit at the parent's own column ("key:" then "- a").
 _COMPACT, _SAME_SEQ = 1, 2
 _DOC, _SEQ_ENTRY, _MAP_VALUE, _EXPLICIT = 0, _COMPACT, _SAME_SEQ, _COMPACT | _SAME_SEQ
+
+# A node's properties (6.9): its tag (a name of _KNOWN_TAGS, "!" for the non-specific tag, or None) and where
+# the tag was read, its anchor (or None), and the node count when they were read (an alias of the anchor counts
+# the nodes read since).
+_Properties = collections.namedtuple("_Properties", "tag tag_pos anchor nodes_before")
+_NO_PROPERTIES = _Properties(None, 0, None, 0)
 
 _WS_EOL = " \t\n\x00"           # what must follow an indicator; "\x00" marks the end
 _FLOW_END = " \t\n\x00,[]{}"
@@ -160,6 +167,11 @@ class _Parser(object):
     order, each write replacing the key's earlier value); keys made strings (``true``,
     ``1``, ``1.5``); a null key, and a NaN or infinite value (no JSON form), refused as
     kubectl refuses them. Duplicate keys stay refused (kubectl keeps the last one).
+
+    Names as in the specification's productions: ``pos`` is where a method starts reading in
+    ``self.text``, ``indent`` the indentation of the parent node (the spec's n), ``context`` what
+    may start on the current line (the spec's c), ``column`` the column of a block
+    collection's entries; ``q`` and ``r`` are positions further on, ``c`` the character at one.
     """
 
     def __init__(self, text, filename, schema=CORE):
@@ -171,7 +183,7 @@ class _Parser(object):
             text = text.replace("\r\n", "\n").replace("\r", "\n")
         if text and text[-1] != "\n":
             text += "\n"   # the end of the input ends the last line too
-        self.s = text + "\x00" * 4   # sentinels: control characters are refused below
+        self.text = text + "\x00" * 4   # sentinels: control characters are refused below
         self.end = len(text)
         self.filename = filename
         self.depth = 0
@@ -188,12 +200,12 @@ class _Parser(object):
 
     def fail(self, problem, pos):
         pos = max(0, min(pos, self.end))
-        line = self.s.count("\n", 0, pos) + 1
-        column = pos - self.s.rfind("\n", 0, pos)
+        line = self.text.count("\n", 0, pos) + 1
+        column = pos - self.text.rfind("\n", 0, pos)
         raise YAMLError(problem, self.filename, line, column)
 
     def run(self):
-        bad = _BAD_CHAR.search(self.s, 0, self.end)
+        bad = _BAD_CHAR.search(self.text, 0, self.end)
         if bad is not None:
             self.fail("invalid character U+%04X" % ord(bad.group()), bad.start())
         try:
@@ -226,43 +238,43 @@ class _Parser(object):
 
     # -- lines and positions ------------------------------------------------------------
 
-    def col(self, p):
-        return p - self.s.rfind("\n", 0, p) - 1
+    def col(self, pos):
+        return pos - self.text.rfind("\n", 0, pos) - 1
 
-    def is_marker(self, p):
-        """True if a '---' or '...' document marker starts at p (6.8, 9.1)."""
-        s = self.s
-        return ((p == 0 or s[p - 1] == "\n") and s.startswith(("---", "..."), p)
-                and s[p + 3] in _WS_EOL)
+    def is_marker(self, pos):
+        """True if a '---' or '...' document marker starts at pos (6.8, 9.1)."""
+        text = self.text
+        return ((pos == 0 or text[pos - 1] == "\n") and text.startswith(("---", "..."), pos)
+                and text[pos + 3] in _WS_EOL)
 
-    def skip(self, p):
-        """From p (a line start, a line end or a comment) skip blank and comment lines.
+    def skip(self, pos):
+        """From pos (a line start, a line end or a comment) skip blank and comment lines.
 
         Returns the position of the next content character, or ``self.end``.
         """
-        s = self.s
-        if s[p] == "#":
-            p = s.find("\n", p)
-            if p < 0:
+        text = self.text
+        if text[pos] == "#":
+            pos = text.find("\n", pos)
+            if pos < 0:
                 return self.end
-        if s[p] == "\n":
-            p += 1
-        return _SKIP.match(s, p).end()
+        if text[pos] == "\n":
+            pos += 1
+        return _SKIP.match(text, pos).end()
 
-    def check_tab(self, p, start=None):
-        """Block structure is indented by spaces only (6.1): no tab before p on its line."""
+    def check_tab(self, pos, start=None):
+        """Block structure is indented by spaces only (6.1): no tab before pos on its line."""
         if start is None:
-            start = self.s.rfind("\n", 0, p) + 1
-        tab = self.s.find("\t", start, p)
+            start = self.text.rfind("\n", 0, pos) + 1
+        tab = self.text.find("\t", start, pos)
         if tab >= 0:
             self.fail("tab character used for indentation", tab)
 
-    def line_end(self, p):
+    def line_end(self, pos):
         """After a node in block context: only a comment may follow on its line."""
-        s = self.s
-        q = _WS.match(s, p).end()
-        c = s[q]
-        if c == "\n" or c == "\x00" or (c == "#" and q > p):
+        text = self.text
+        q = _WS.match(text, pos).end()
+        c = text[q]
+        if c == "\n" or c == "\x00" or (c == "#" and q > pos):
             return self.skip(q)
         if c == "#":
             self.fail("a comment must be separated from the value by whitespace", q)
@@ -270,184 +282,185 @@ class _Parser(object):
             self.fail("mapping values are not allowed here", q)
         self.fail("unexpected text after the value", q)
 
-    def ends(self, q, n, ctx):
-        """True if the node expected below a line indented n is empty (next content at q)."""
-        if q >= self.end:
+    def ends(self, pos, indent, context):
+        """True if the node expected below a line indented ``indent`` (in ``context``) is empty; its next
+        content is at pos."""
+        if pos >= self.end:
             return True
-        start = self.s.rfind("\n", 0, q) + 1
-        if q == start and self.is_marker(q):
+        start = self.text.rfind("\n", 0, pos) + 1
+        if pos == start and self.is_marker(pos):
             return True
-        if _SPACES.match(self.s, start, q).end() - start > n:
+        if _SPACES.match(self.text, start, pos).end() - start > indent:
             return False
-        return not (q - start == n and ctx & _SAME_SEQ and self.s[q] == "-"
-                    and self.s[q + 1] in _WS_EOL)
+        return not (pos - start == indent and context & _SAME_SEQ and self.text[pos] == "-"
+                    and self.text[pos + 1] in _WS_EOL)
 
-    def enter(self, p):
+    def enter(self, pos):
         self.depth += 1
         if self.depth > MAX_DEPTH:
-            self.fail("collections nested deeper than %d levels" % MAX_DEPTH, p)
+            self.fail("collections nested deeper than %d levels" % MAX_DEPTH, pos)
 
     # -- stream and documents (9.1, 9.2, 6.8) ------------------------------------------
 
     def stream(self):
-        s, docs = self.s, []
-        p = self.skip(0)
-        while p < self.end:
+        text, docs = self.text, []
+        pos = self.skip(0)
+        while pos < self.end:
             self.anchors, self.handles = {}, {}
-            start, directives = p, False
-            while s[p] == "%" and self.col(p) == 0:
-                p = self.skip(self.directive(p))
+            start, directives = pos, False
+            while text[pos] == "%" and self.col(pos) == 0:
+                pos = self.skip(self.directive(pos))
                 directives = True
-            if self.is_marker(p) and s[p] == "-":
-                value, p = self.block_node(p + 3, -1, _DOC)
+            if self.is_marker(pos) and text[pos] == "-":
+                value, pos = self.block_node(pos + 3, -1, _DOC)
             elif directives:
-                self.fail("directives must be followed by a '---' document start", p)
-            elif self.is_marker(p):
-                p = self.document_end(p)
+                self.fail("directives must be followed by a '---' document start", pos)
+            elif self.is_marker(pos):
+                pos = self.document_end(pos)
                 continue
             else:
-                value, p = self.block_content(p, -1, _DOC, 0, None)
+                value, pos = self.block_content(pos, -1, _DOC, 0, None)
             docs.append(value)
             self.starts.append(start)
-            if self.first_only and self.is_marker(p):
+            if self.first_only and self.is_marker(pos):
                 break
-            if p < self.end:
-                if self.is_marker(p) and s[p] == ".":
-                    p = self.document_end(p)
-                elif not self.is_marker(p):
-                    if s[p] == "%" and self.col(p) == 0:
-                        self.fail("a directive must follow a '...' document end marker", p)
+            if pos < self.end:
+                if self.is_marker(pos) and text[pos] == ".":
+                    pos = self.document_end(pos)
+                elif not self.is_marker(pos):
+                    if text[pos] == "%" and self.col(pos) == 0:
+                        self.fail("a directive must follow a '...' document end marker", pos)
                     self.fail("unexpected content after the document's root node"
-                              " (expected '---', '...' or the end of the input)", p)
+                              " (expected '---', '...' or the end of the input)", pos)
         return docs
 
-    def document_end(self, p):
-        q = _WS.match(self.s, p + 3).end()
-        if self.s[q] not in "#\n\x00":
+    def document_end(self, pos):
+        q = _WS.match(self.text, pos + 3).end()
+        if self.text[q] not in "#\n\x00":
             self.fail("unexpected text after the '...' document end marker", q)
         return self.skip(q)
 
-    def directive(self, p):
+    def directive(self, pos):
         """A '%' line (6.8); returns the position of its end."""
-        s = self.s
-        eol = s.find("\n", p)
+        text = self.text
+        eol = text.find("\n", pos)
         eol = self.end if eol < 0 else eol
-        words = re.split(r"[ \t]+", re.sub(r"[ \t]+#.*", "", s[p + 1:eol]).strip(" \t"))
+        words = re.split(r"[ \t]+", re.sub(r"[ \t]+#.*", "", text[pos + 1:eol]).strip(" \t"))
         name, args = words[0], words[1:]
         if name == "YAML":
             if "YAML" in self.handles:
-                self.fail("repeated %YAML directive", p)
+                self.fail("repeated %YAML directive", pos)
             if len(args) != 1 or re.match(r"[0-9]+\.[0-9]+\Z", args[0]) is None:
-                self.fail("a %YAML directive takes one version number", p)
+                self.fail("a %YAML directive takes one version number", pos)
             if args[0].split(".")[0] != "1":
-                self.fail("unsupported YAML version %s" % args[0], p)
+                self.fail("unsupported YAML version %s" % args[0], pos)
             self.handles["YAML"] = args[0]
         elif name == "TAG":
             if len(args) != 2 or _HANDLE.match(args[0]) is None:
-                self.fail("a %TAG directive takes a handle and a prefix", p)
+                self.fail("a %TAG directive takes a handle and a prefix", pos)
             if args[0] in self.handles:
-                self.fail("repeated %%TAG directive for %s" % args[0], p)
+                self.fail("repeated %%TAG directive for %s" % args[0], pos)
             self.handles[args[0]] = _unescape_uri(args[1])
         elif not name:
-            self.fail("a directive needs a name", p)
+            self.fail("a directive needs a name", pos)
         return eol   # other names are reserved for future use: ignored (6.8)
 
     # -- block nodes (8.2) ---------------------------------------------------------------
 
-    def block_node(self, p, n, ctx):
-        """The node after an indicator ('-', '?', ':', '---'), p just after it.
+    def block_node(self, pos, indent, context):
+        """The node after an indicator ('-', '?', ':', '---'), pos just after it.
 
-        ``n`` is the indentation of the parent collection (-1 for a document).
-        Returns ``(value, q)``, q being the first content of the next line (or the end).
+        ``indent`` is the indentation of the parent collection (-1 for a document), ``context``
+        one of ``_DOC``, ``_SEQ_ENTRY``, ``_MAP_VALUE``, ``_EXPLICIT``. Returns ``(value, end)``,
+        end being the first content of the next line (or the end of the input).
         """
-        q = _WS.match(self.s, p).end()
-        if self.s[q] in "\n\x00#":
+        q = _WS.match(self.text, pos).end()
+        if self.text[q] in "\n\x00#":
             q = self.skip(q)
-            if self.ends(q, n, ctx):
-                return self.finish("empty", None, _NO_PROPS, q), q
-            return self.block_content(q, n, ctx, 0, None)
-        return self.block_content(q, n, ctx, p, None)
+            if self.ends(q, indent, context):
+                return self.finish("empty", None, _NO_PROPERTIES, q), q
+            return self.block_content(q, indent, context, 0, None)
+        return self.block_content(q, indent, context, pos, None)
 
-    def block_content(self, p, n, ctx, inline, outer):
-        """A block node whose first character is at p.
+    def block_content(self, pos, indent, context, inline, outer):
+        """A block node whose first character is at pos.
 
         ``inline`` is the position just after the indicator when the node starts on the
-        indicator's line, else 0. ``outer`` holds properties read on an earlier line:
-        (tag, tag position, anchor, node count).
+        indicator's line, else 0. ``outer`` holds the :data:`_Properties` read on an earlier
+        line, or None.
         """
-        s = self.s
-        start = p
-        props = _NO_PROPS
-        if s[p] == "!" or s[p] == "&":
-            props = self.properties(p, False)
-            p = props[4]
-            q = _WS.match(s, p).end()
-            if s[q] in "\n\x00#":   # properties alone on their line: they are the node's
+        text = self.text
+        start = pos
+        props = _NO_PROPERTIES
+        if text[pos] == "!" or text[pos] == "&":
+            props, pos = self.properties(pos, False)
+            q = _WS.match(text, pos).end()
+            if text[q] in "\n\x00#":   # properties alone on their line: they are the node's
                 props = self.merge(outer, props, start)
                 q = self.skip(q)
-                if self.ends(q, n, ctx):
+                if self.ends(q, indent, context):
                     return self.finish("empty", None, props, start), q
-                return self.block_content(q, n, ctx, 0, props)
-            p = q
-        c = s[p]
-        with_props = props[0] is not None or props[2] is not None
-        if c in "-?:" and s[p + 1] in _WS_EOL and not (c == ":" and with_props):
+                return self.block_content(q, indent, context, 0, props)
+            pos = q
+        c = text[pos]
+        with_props = props is not _NO_PROPERTIES   # properties() reads a tag or an anchor, or fails
+        if c in "-?:" and text[pos + 1] in _WS_EOL and not (c == ":" and with_props):
             if with_props:
-                self.fail("a block collection must start on the line after its properties", p)
-            self.collection_start(p, ctx, inline, c == "-")
+                self.fail("a block collection must start on the line after its properties", pos)
+            self.collection_start(pos, context, inline, c == "-")
             if c == "-":
-                value, q = self.block_sequence(p, self.col(p))
+                value, q = self.block_sequence(pos, self.col(pos))
                 kind = "seq"
             else:
-                value, q = self.block_mapping(p, self.col(p), None)
+                value, q = self.block_mapping(pos, self.col(pos), None)
                 kind = "map"
         elif c == "|" or c == ">":
-            value, q = self.block_scalar(p, n)
+            value, q = self.block_scalar(pos, indent)
             kind = "block"
         else:
-            if c == ":" and s[p + 1] in _WS_EOL:   # an empty key with properties: "!!null : a"
-                kind, value, q = "empty", None, p
+            if c == ":" and text[pos + 1] in _WS_EOL:   # an empty key with properties: "!!null : a"
+                kind, value, q = "empty", None, pos
             else:
-                kind, value, q = self.flow_content(p, n, False)
-            r = _WS.match(s, q).end()
-            if s[r] == ":" and s[r + 1] in _WS_EOL:   # an implicit key: a block mapping
-                self.collection_start(start, ctx, inline, False, r)
+                kind, value, q = self.flow_content(pos, indent, False)
+            r = _WS.match(text, q).end()
+            if text[r] == ":" and text[r + 1] in _WS_EOL:   # an implicit key: a block mapping
+                self.collection_start(start, context, inline, False, r)
                 key = self.finish(kind, value, props, start)
                 self.check_key(key, start, r)
                 value, q = self.block_mapping(start, self.col(start), (key, start, r + 1))
                 kind = "map"
-                props = _NO_PROPS
+                props = _NO_PROPERTIES
             else:
                 q = self.line_end(q)
         props = self.merge(outer, props, start)
         return self.finish(kind, value, props, start), q
 
-    def collection_start(self, p, ctx, inline, seq, colon=0):
+    def collection_start(self, pos, context, inline, seq, colon=0):
         """Check where a block collection starts: compact only after '-', '?', ':' (8.2)."""
         if not inline:
-            self.check_tab(p)
-        elif not ctx & _COMPACT:
+            self.check_tab(pos)
+        elif not context & _COMPACT:
             if colon:
                 self.fail("mapping values are not allowed here", colon)
             self.fail("a block %s cannot start on this line"
-                      % ("sequence" if seq else "mapping"), p)
+                      % ("sequence" if seq else "mapping"), pos)
         else:
-            self.check_tab(p, inline)
+            self.check_tab(pos, inline)
 
     def merge(self, outer, inner, pos):
-        """Properties of one node given on two lines (tag, tag position, anchor, count)."""
+        """The :data:`_Properties` of one node given on two lines: ``outer`` (None: none) read first."""
         if outer is None:
             return inner
-        tag, tagpos, anchor, before = outer[:4]
-        if inner[0] is not None:
+        tag, tag_pos, anchor, nodes_before = outer
+        if inner.tag is not None:
             if tag is not None:
                 self.fail("a node can have only one tag", pos)
-            tag, tagpos = inner[0], inner[1]
-        if inner[2] is not None:
+            tag, tag_pos = inner.tag, inner.tag_pos
+        if inner.anchor is not None:
             if anchor is not None:
                 self.fail("a node can have only one anchor", pos)
-            anchor = inner[2]
-        return tag, tagpos, anchor, before
+            anchor = inner.anchor
+        return _Properties(tag, tag_pos, anchor, nodes_before)
 
     def duplicate(self, mapping, key, pos):
         """Refuse a key equal to an earlier one (3.2.1.3), such as 1 after 0x1 or true."""
@@ -457,25 +470,25 @@ class _Parser(object):
         self.fail("key %s is the same Python key as the earlier key %s"
                   % (_show(key), _show(first)), pos)
 
-    def put(self, result, written, key, value, kpos):
-        """Add one entry read at kpos; ``written`` holds the keys written so far (GO_YAML)."""
+    def put(self, result, written, key, value, key_pos):
+        """Add one entry read at key_pos; ``written`` holds the keys written so far (GO_YAML)."""
         if not self.go:
             if key in result:
-                self.duplicate(result, key, kpos)
+                self.duplicate(result, key, key_pos)
             result[key] = value
             return
-        if key == "<<" and self.merge_at == kpos:
-            self.merge_into(result, value, kpos)
+        if key == "<<" and self.merge_at == key_pos:
+            self.merge_into(result, value, key_pos)
             return
         key = _go_key(key)
         if key is None:
-            self.fail("a null mapping key has no JSON form (kubectl refuses it)", kpos)
+            self.fail("a null mapping key has no JSON form (kubectl refuses it)", key_pos)
         if key in written:
-            self.fail("duplicate key %s" % _show(key), kpos)
+            self.fail("duplicate key %s" % _show(key), key_pos)
         written.add(key)
         result[key] = value
 
-    def merge_into(self, result, value, kpos):
+    def merge_into(self, result, value, key_pos):
         """GO_YAML: a merge key's value, a mapping or a list of them; the earlier ones in a list win."""
         if isinstance(value, dict):
             result.update(value)
@@ -484,479 +497,479 @@ class _Parser(object):
             for item in reversed(value):
                 result.update(item)
             return
-        self.fail("a merge key (<<) needs a mapping or a list of mappings as its value", kpos)
+        self.fail("a merge key (<<) needs a mapping or a list of mappings as its value", key_pos)
 
     def check_key(self, key, start, colon):
         if isinstance(key, (dict, list)):
             self.fail("complex mapping keys are not supported", start)
-        if key == "<<" and not self.go and self.s.startswith("<<", start):
+        if key == "<<" and not self.go and self.text.startswith("<<", start):
             self.fail("merge keys (<<) belong to YAML 1.1 and are not supported; write the entries out", start)
-        if self.s.find("\n", start, colon) >= 0:
+        if self.text.find("\n", start, colon) >= 0:
             self.fail("an implicit mapping key must be on a single line", start)
 
-    def block_mapping(self, p, m, first):
-        """Entries at column m (8.2.2); ``first`` is an already read (key, pos, after ':')."""
-        s = self.s
-        self.enter(p)
+    def block_mapping(self, pos, column, first):
+        """Entries at ``column`` (8.2.2); ``first`` is an already read (key, pos, after ':')."""
+        text = self.text
+        self.enter(pos)
         result, written = {}, set()
         while True:
             if first is not None:
-                key, kpos, q = first
+                key, key_pos, q = first
                 first = None
-                value, p = self.block_node(q, m, _MAP_VALUE)
-            elif s[p] == "?" and s[p + 1] in _WS_EOL:
-                kpos = p
-                key, p = self.block_node(p + 1, m, _EXPLICIT)
-                self.check_key(key, kpos, kpos)
-                if (p < self.end and s[p] == ":" and s[p + 1] in _WS_EOL
-                        and self.col(p) == m):
-                    value, p = self.block_node(p + 1, m, _EXPLICIT)
+                value, pos = self.block_node(q, column, _MAP_VALUE)
+            elif text[pos] == "?" and text[pos + 1] in _WS_EOL:
+                key_pos = pos
+                key, pos = self.block_node(pos + 1, column, _EXPLICIT)
+                self.check_key(key, key_pos, key_pos)
+                if (pos < self.end and text[pos] == ":" and text[pos + 1] in _WS_EOL
+                        and self.col(pos) == column):
+                    value, pos = self.block_node(pos + 1, column, _EXPLICIT)
                 else:
                     value = None
             else:
-                kpos = p
-                if s[p] == ":" and s[p + 1] in _WS_EOL:
-                    key, q = None, p + 1
+                key_pos = pos
+                if text[pos] == ":" and text[pos + 1] in _WS_EOL:
+                    key, q = None, pos + 1
                 else:
-                    key, q = self.implicit_key(p, m)
-                value, p = self.block_node(q, m, _MAP_VALUE)
-            self.put(result, written, key, value, kpos)
-            if p >= self.end:
+                    key, q = self.implicit_key(pos, column)
+                value, pos = self.block_node(q, column, _MAP_VALUE)
+            self.put(result, written, key, value, key_pos)
+            if pos >= self.end:
                 break
-            self.check_tab(p)
-            col = self.col(p)
-            if col < m or (col == 0 and self.is_marker(p)):
+            self.check_tab(pos)
+            col = self.col(pos)
+            if col < column or (col == 0 and self.is_marker(pos)):
                 break
-            if col > m:
+            if col > column:
                 self.fail("bad indentation of a mapping entry (expected column %d)"
-                          % (m + 1), p)
+                          % (column + 1), pos)
         self.depth -= 1
-        return result, p
+        return result, pos
 
-    def implicit_key(self, p, m):
-        """``key:`` at p in a block mapping at column m; returns (key, position after ':')."""
-        s = self.s
-        if s[p] == "-" and s[p + 1] in _WS_EOL:
-            self.fail("expected a mapping entry ('key: value'), found a sequence entry", p)
-        props, q = _NO_PROPS, p
-        if s[p] == "!" or s[p] == "&":
-            props = self.properties(p, False)
-            q = _WS.match(s, props[4]).end()
-        if s[q] == ":" and s[q + 1] in _WS_EOL and props is not _NO_PROPS:
+    def implicit_key(self, pos, column):
+        """``key:`` at pos in a block mapping at ``column``; returns (key, position after ':')."""
+        text = self.text
+        if text[pos] == "-" and text[pos + 1] in _WS_EOL:
+            self.fail("expected a mapping entry ('key: value'), found a sequence entry", pos)
+        props, q = _NO_PROPERTIES, pos
+        if text[pos] == "!" or text[pos] == "&":
+            props, q = self.properties(pos, False)
+            q = _WS.match(text, q).end()
+        if text[q] == ":" and text[q + 1] in _WS_EOL and props is not _NO_PROPERTIES:
             kind, value = "empty", None
         else:
-            kind, value, q = self.flow_content(q, m, False)
-        r = _WS.match(s, q).end()
-        if s[r] != ":" or s[r + 1] not in _WS_EOL:
+            kind, value, q = self.flow_content(q, column, False)
+        r = _WS.match(text, q).end()
+        if text[r] != ":" or text[r + 1] not in _WS_EOL:
             self.fail("expected ':' after a mapping key", r)
-        key = self.finish(kind, value, props, p)
-        self.check_key(key, p, r)
+        key = self.finish(kind, value, props, pos)
+        self.check_key(key, pos, r)
         return key, r + 1
 
-    def block_sequence(self, p, m):
-        """Entries '- ' at column m (8.2.1)."""
-        s = self.s
-        self.enter(p)
+    def block_sequence(self, pos, column):
+        """Entries '- ' at ``column`` (8.2.1)."""
+        text = self.text
+        self.enter(pos)
         items = []
         while True:
-            value, p = self.block_node(p + 1, m, _SEQ_ENTRY)
+            value, pos = self.block_node(pos + 1, column, _SEQ_ENTRY)
             items.append(value)
-            if p >= self.end:
+            if pos >= self.end:
                 break
-            self.check_tab(p)
-            col = self.col(p)
-            if col < m or (col == 0 and self.is_marker(p)):
+            self.check_tab(pos)
+            col = self.col(pos)
+            if col < column or (col == 0 and self.is_marker(pos)):
                 break
-            if col > m:
+            if col > column:
                 self.fail("bad indentation of a sequence entry (expected column %d)"
-                          % (m + 1), p)
-            if s[p] != "-" or s[p + 1] not in _WS_EOL:
+                          % (column + 1), pos)
+            if text[pos] != "-" or text[pos + 1] not in _WS_EOL:
                 break
         self.depth -= 1
-        return items, p
+        return items, pos
 
-    def block_scalar(self, p, n):
-        """A '|' or '>' scalar (8.1) below a parent indented n; returns (text, next content)."""
-        s = self.s
-        literal = s[p] == "|"
-        q = p + 1
-        chomp, indent = "", None
+    def block_scalar(self, pos, indent):
+        """A '|' or '>' scalar (8.1) below a parent indented ``indent``; returns (text, next content)."""
+        text = self.text
+        literal = text[pos] == "|"
+        q = pos + 1
+        chomp, content_indent = "", None
         for _ in range(2):
-            if s[q] in "+-" and not chomp:
-                chomp = s[q]
+            if text[q] in "+-" and not chomp:
+                chomp = text[q]
                 q += 1
-            elif s[q] in "123456789" and indent is None:
-                indent = max(n, 0) + int(s[q])
+            elif text[q] in "123456789" and content_indent is None:
+                content_indent = max(indent, 0) + int(text[q])
                 q += 1
-        r = _WS.match(s, q).end()
-        if s[r] == "#" and r > q:
-            r = s.find("\n", r)
+        r = _WS.match(text, q).end()
+        if text[r] == "#" and r > q:
+            r = text.find("\n", r)
             r = self.end if r < 0 else r
-        if s[r] not in "\n\x00":
+        if text[r] not in "\n\x00":
             self.fail("invalid block scalar header", r)
         lines, lead, end = [], 0, self.end   # lines: text after the indentation, or None
-        pos = min(r + 1, end)
-        while pos < end:
-            eol = s.find("\n", pos)
-            sp = _SPACES.match(s, pos, eol).end() - pos
-            if sp == eol - pos and (indent is None or sp <= indent):
+        line_start = min(r + 1, end)
+        while line_start < end:
+            eol = text.find("\n", line_start)
+            sp = _SPACES.match(text, line_start, eol).end() - line_start
+            if sp == eol - line_start and (content_indent is None or sp <= content_indent):
                 lines.append(None)
                 lead = max(lead, sp)
-                pos = eol + 1
+                line_start = eol + 1
                 continue
-            if indent is None:
-                if sp <= n or (sp == 0 and self.is_marker(pos)):
+            if content_indent is None:
+                if sp <= indent or (sp == 0 and self.is_marker(line_start)):
                     break
-                indent = sp
-                if lead > indent:
+                content_indent = sp
+                if lead > content_indent:
                     self.fail("a leading empty line of the block scalar is more indented"
-                              " than its first line", pos + indent)
-            if sp < indent or sp <= n or (sp == 0 and self.is_marker(pos)):
+                              " than its first line", line_start + content_indent)
+            if sp < content_indent or sp <= indent or (sp == 0 and self.is_marker(line_start)):
                 break
-            lines.append(s[pos + indent:eol])
-            pos = eol + 1
-        if pos < end and s[pos + sp] == "\t":
-            self.fail("tab character used for indentation", pos + sp)
+            lines.append(text[line_start + content_indent:eol])
+            line_start = eol + 1
+        if line_start < end and text[line_start + sp] == "\t":
+            self.fail("tab character used for indentation", line_start + sp)
         trailing = 0
         while lines and lines[-1] is None:
             lines.pop()
             trailing += 1
         if literal:
-            text = "\n".join(line or "" for line in lines)
+            value = "\n".join(line or "" for line in lines)
         else:
-            text = _fold_block(lines)
+            value = _fold_block(lines)
         if lines and chomp != "-":
-            text += "\n"
+            value += "\n"
         if chomp == "+":
-            text += "\n" * trailing
-        return text, self.skip(pos - 1 if pos < end else end)
+            value += "\n" * trailing
+        return value, self.skip(line_start - 1 if line_start < end else end)
 
     # -- flow nodes (7) ------------------------------------------------------------------
 
-    def flow_content(self, p, n, flow):
-        """Alias, quoted or plain scalar, or flow collection at p: (kind, value, end)."""
-        s = self.s
-        c = s[p]
+    def flow_content(self, pos, indent, flow):
+        """Alias, quoted or plain scalar, or flow collection at pos: (kind, value, end)."""
+        text = self.text
+        c = text[pos]
         if c == '"':
-            text, q = self.double_quoted(p, n)
-            return "quoted", text, q
+            scalar, q = self.double_quoted(pos, indent)
+            return "quoted", scalar, q
         if c == "'":
-            text, q = self.single_quoted(p, n)
-            return "quoted", text, q
+            scalar, q = self.single_quoted(pos, indent)
+            return "quoted", scalar, q
         if c == "[" or c == "{":
-            value, q = self.flow_collection(p, n)
+            value, q = self.flow_collection(pos, indent)
             return ("seq" if c == "[" else "map"), value, q
         if c == "*":
-            m = _ANCHOR.match(s, p + 1)
-            if m is None:
-                self.fail("an alias needs a name after '*'", p)
-            entry = self.anchors.get(m.group())
+            match = _ANCHOR.match(text, pos + 1)
+            if match is None:
+                self.fail("an alias needs a name after '*'", pos)
+            entry = self.anchors.get(match.group())
             if entry is None:
-                self.fail("undefined alias %r" % m.group(), p)
-            self.count(entry[1], p)
-            return "alias", entry[0], m.end()
-        text, q = self.plain(p, n, flow)
-        return "plain", text, q
+                self.fail("undefined alias %r" % match.group(), pos)
+            self.count(entry[1], pos)
+            return "alias", entry[0], match.end()
+        scalar, q = self.plain(pos, indent, flow)
+        return "plain", scalar, q
 
-    def flow_node(self, p, n):
+    def flow_node(self, pos, indent):
         """A node inside a flow collection: (value, end, json_like) (7.1-7.5)."""
-        s = self.s
-        props, start = _NO_PROPS, p
-        if p >= self.end:
-            self.fail("unterminated flow collection", p)
-        if s[p] == "!" or s[p] == "&":
-            props = self.properties(p, True)
-            p = self.flow_ws(props[4], n)
-            c = s[p]
-            if c in ",]}" or (c == ":" and s[p + 1] in _FLOW_END):
-                return self.finish("empty", None, props, start), p, False
-        kind, value, q = self.flow_content(p, n, True)
+        text = self.text
+        props, start = _NO_PROPERTIES, pos
+        if pos >= self.end:
+            self.fail("unterminated flow collection", pos)
+        if text[pos] == "!" or text[pos] == "&":
+            props, pos = self.properties(pos, True)
+            pos = self.flow_ws(pos, indent)
+            c = text[pos]
+            if c in ",]}" or (c == ":" and text[pos + 1] in _FLOW_END):
+                return self.finish("empty", None, props, start), pos, False
+        kind, value, q = self.flow_content(pos, indent, True)
         value = self.finish(kind, value, props, start)
         return value, q, kind in ("quoted", "map", "seq")
 
-    def flow_ws(self, p, n):
+    def flow_ws(self, pos, indent):
         """Skip separation, line breaks and comments inside a flow collection (6.2-6.7).
 
-        Lines with content must be indented more than the enclosing block (n).
+        Lines with content must be indented more than the enclosing block (``indent``).
         """
-        s = self.s
+        text = self.text
         while True:
-            q = _WS.match(s, p).end()
-            c = s[q]
+            q = _WS.match(text, pos).end()
+            c = text[q]
             if c == "#":
-                if q == p and s[p - 1] not in " \t\n":
+                if q == pos and text[pos - 1] not in " \t\n":
                     return q
-                q = s.find("\n", q)
+                q = text.find("\n", q)
                 q = self.end if q < 0 else q
-                c = s[q]
+                c = text[q]
             if c != "\n":
                 return q
-            p = q + 1
-            r = _WS.match(s, p).end()
-            if s[r] not in "\n#\x00":
+            pos = q + 1
+            r = _WS.match(text, pos).end()
+            if text[r] not in "\n#\x00":
                 if self.is_marker(r):
                     self.fail("document marker inside a flow collection", r)
-                if _SPACES.match(s, p).end() - p <= n:
+                if _SPACES.match(text, pos).end() - pos <= indent:
                     self.fail("bad indentation inside a flow collection"
-                              " (expected more than %d spaces)" % n, r)
+                              " (expected more than %d spaces)" % indent, r)
 
-    def flow_collection(self, p, n):
-        """'[...]' or '{...}' at p (7.4, 7.5); returns (list or dict, end)."""
-        s = self.s
-        start, is_map = p, s[p] == "{"
+    def flow_collection(self, pos, indent):
+        """'[...]' or '{...}' at pos (7.4, 7.5); returns (list or dict, end)."""
+        text = self.text
+        start, is_map = pos, text[pos] == "{"
         close = "}" if is_map else "]"
-        self.enter(p)
+        self.enter(pos)
         result = {} if is_map else []
         written = set()
-        p = self.flow_ws(p + 1, n)
-        while s[p] != close:
-            if p >= self.end:
+        pos = self.flow_ws(pos + 1, indent)
+        while text[pos] != close:
+            if pos >= self.end:
                 self.fail("unterminated flow %s" % ("mapping" if is_map else "sequence"), start)
-            kpos = p
-            explicit = s[p] == "?" and s[p + 1] in _FLOW_END
+            key_pos = pos
+            explicit = text[pos] == "?" and text[pos + 1] in _FLOW_END
             if explicit:
-                p = self.flow_ws(p + 1, n)
-            c = s[p]
-            if c == "," or c == close or (c == ":" and s[p + 1] in _FLOW_END):
+                pos = self.flow_ws(pos + 1, indent)
+            c = text[pos]
+            if c == "," or c == close or (c == ":" and text[pos + 1] in _FLOW_END):
                 if c != ":" and not explicit:
-                    self.fail("unexpected %r in a flow collection" % c, p)
-                key, json_like = self.finish("empty", None, _NO_PROPS, p), False
+                    self.fail("unexpected %r in a flow collection" % c, pos)
+                key, json_like = self.finish("empty", None, _NO_PROPERTIES, pos), False
             else:
-                key, p, json_like = self.flow_node(p, n)
-                p = self.flow_ws(p, n)
+                key, pos, json_like = self.flow_node(pos, indent)
+                pos = self.flow_ws(pos, indent)
             pair = explicit or is_map
-            if s[p] == ":" and (json_like or s[p + 1] in _FLOW_END):
-                if not pair and s.find("\n", kpos, p) >= 0:
-                    self.fail("an implicit key in a flow sequence must be on a single line", kpos)
+            if text[pos] == ":" and (json_like or text[pos + 1] in _FLOW_END):
+                if not pair and text.find("\n", key_pos, pos) >= 0:
+                    self.fail("an implicit key in a flow sequence must be on a single line", key_pos)
                 pair = True
-                p = self.flow_ws(p + 1, n)
-                if s[p] == "," or s[p] == close:
-                    value = self.finish("empty", None, _NO_PROPS, p)
+                pos = self.flow_ws(pos + 1, indent)
+                if text[pos] == "," or text[pos] == close:
+                    value = self.finish("empty", None, _NO_PROPERTIES, pos)
                 else:
-                    value, p, _ = self.flow_node(p, n)
-                    p = self.flow_ws(p, n)
+                    value, pos, _ = self.flow_node(pos, indent)
+                    pos = self.flow_ws(pos, indent)
             else:
                 value = None
             if pair and isinstance(key, (dict, list)):
-                self.fail("complex mapping keys are not supported", kpos)
+                self.fail("complex mapping keys are not supported", key_pos)
             if is_map:
-                self.put(result, written, key, value, kpos)
+                self.put(result, written, key, value, key_pos)
             elif pair:
                 single = {}
-                self.put(single, set(), key, value, kpos)
+                self.put(single, set(), key, value, key_pos)
                 result.append(single)
-                self.count(1, kpos)
+                self.count(1, key_pos)
             else:
                 result.append(key)
-            if s[p] == ",":
-                p = self.flow_ws(p + 1, n)
-            elif s[p] != close:
-                if p >= self.end:
+            if text[pos] == ",":
+                pos = self.flow_ws(pos + 1, indent)
+            elif text[pos] != close:
+                if pos >= self.end:
                     self.fail("unterminated flow %s" % ("mapping" if is_map else "sequence"),
                               start)
-                self.fail("expected ',' or '%s' in a flow collection" % close, p)
+                self.fail("expected ',' or '%s' in a flow collection" % close, pos)
         self.depth -= 1
-        return result, p + 1
+        return result, pos + 1
 
     # -- scalars (7.3) -------------------------------------------------------------------
 
-    def plain(self, p, n, flow):
-        """A plain scalar at p (7.3.3), folded over lines indented more than n."""
-        s = self.s
-        c = s[p]
+    def plain(self, pos, indent, flow):
+        """A plain scalar at pos (7.3.3), folded over lines indented more than ``indent``."""
+        text = self.text
+        c = text[pos]
         if c in _INDICATORS or c in _WS_EOL:
-            nxt = s[p + 1]
+            nxt = text[pos + 1]
             if not (c in "-?:" and nxt not in _WS_EOL and not (flow and nxt in ",[]{}")):
-                self.fail(_unexpected(c, flow), p)
+                self.fail(_unexpected(c, flow), pos)
         rx = _PLAIN_FLOW if flow else _PLAIN_BLOCK
-        end = rx.match(s, p + 1).end()
+        end = rx.match(text, pos + 1).end()
         chunks = None
         while True:
-            q = _WS.match(s, end).end()
-            if s[q] != "\n":
+            q = _WS.match(text, end).end()
+            if text[q] != "\n":
                 break
             breaks = 0
             while True:
                 ls = q + 1
-                r = _WS.match(s, ls).end()
-                if s[r] != "\n":
+                r = _WS.match(text, ls).end()
+                if text[r] != "\n":
                     break
                 breaks += 1
                 q = r
-            c = s[r]
-            if (c == "\x00" or c == "#" or _SPACES.match(s, ls).end() - ls <= n
+            c = text[r]
+            if (c == "\x00" or c == "#" or _SPACES.match(text, ls).end() - ls <= indent
                     or (r == ls and self.is_marker(r))):
                 break
-            e = rx.match(s, r).end()
+            e = rx.match(text, r).end()
             if e == r:
                 break
             if chunks is None:
-                chunks = [s[p:end]]
+                chunks = [text[pos:end]]
             chunks.append(" " if breaks == 0 else "\n" * breaks)
-            chunks.append(s[r:e])
+            chunks.append(text[r:e])
             end = e
-        return (s[p:end] if chunks is None else "".join(chunks)), end
+        return (text[pos:end] if chunks is None else "".join(chunks)), end
 
-    def fold(self, q, n, start, what):
-        """Line breaks inside a quoted scalar (7.3.1, 6.5), q at the first one.
+    def fold(self, pos, indent, start, what):
+        """Line breaks inside a quoted scalar (7.3.1, 6.5), pos at the first one.
 
         Returns (position of the next line's content, number of empty lines).
         """
-        s = self.s
+        text = self.text
         breaks = 0
         while True:
-            ls = q + 1
-            r = _WS.match(s, ls).end()
-            c = s[r]
+            ls = pos + 1
+            r = _WS.match(text, ls).end()
+            c = text[r]
             if c == "\n":
                 breaks += 1
-                q = r
+                pos = r
                 continue
             if c == "\x00":
                 self.fail("unterminated %s string" % what, start)
             if r == ls and self.is_marker(r):
                 self.fail("document marker inside a %s string" % what, r)
-            if _SPACES.match(s, ls).end() - ls <= n:
+            if _SPACES.match(text, ls).end() - ls <= indent:
                 self.fail("a continuation line of a %s string must be indented more"
                           " than its parent" % what, r)
             return r, breaks
 
-    def double_quoted(self, p, n):
-        s = self.s
-        start, p, chunks = p, p + 1, []
+    def double_quoted(self, pos, indent):
+        text = self.text
+        start, pos, chunks = pos, pos + 1, []
         while True:
-            q = _DQ_RUN.match(s, p).end()
-            c = s[q]
+            q = _DQ_RUN.match(text, pos).end()
+            c = text[q]
             if c == '"':
-                chunks.append(s[p:q])
+                chunks.append(text[pos:q])
                 return "".join(chunks), q + 1
             if c == "\\":
-                chunks.append(s[p:q])
-                e = s[q + 1]
+                chunks.append(text[pos:q])
+                e = text[q + 1]
                 if e in _ESCAPES:
                     chunks.append(_ESCAPES[e])
-                    p = q + 2
+                    pos = q + 2
                 elif e in _HEX_SIZE:
-                    code, p = self.hex_escape(q, e)
+                    code, pos = self.hex_escape(q, e)
                     chunks.append(chr(code))
                 elif e == "\n":
-                    p, breaks = self.fold(q + 1, n, start, "double-quoted")
+                    pos, breaks = self.fold(q + 1, indent, start, "double-quoted")
                     chunks.append("\n" * breaks)
                 elif e == "\x00":
                     self.fail("unterminated double-quoted string", start)
                 else:
                     self.fail("invalid escape sequence %r" % ("\\" + e), q)
             elif c == "\n":
-                chunks.append(s[p:q].rstrip(" \t"))
-                p, breaks = self.fold(q, n, start, "double-quoted")
+                chunks.append(text[pos:q].rstrip(" \t"))
+                pos, breaks = self.fold(q, indent, start, "double-quoted")
                 chunks.append(" " if breaks == 0 else "\n" * breaks)
             else:
                 self.fail("unterminated double-quoted string", start)
 
-    def hex_escape(self, q, e):
-        """\\x, \\u, \\U at q; a \\u surrogate pair is joined (as in JSON)."""
-        s = self.s
-        size = _HEX_SIZE[e]
-        digits = s[q + 2:q + 2 + size]
+    def hex_escape(self, pos, letter):
+        """\\x, \\u, \\U at pos; a \\u surrogate pair is joined (as in JSON). Returns (code point, end)."""
+        text = self.text
+        size = _HEX_SIZE[letter]
+        digits = text[pos + 2:pos + 2 + size]
         if len(digits) != size or _HEX.match(digits) is None:
             self.fail("invalid escape sequence %r: expected %d hexadecimal digits"
-                      % ("\\" + e, size), q)
-        code, p = int(digits, 16), q + 2 + size
-        if 0xD800 <= code < 0xDC00 and e == "u" and s.startswith("\\u", p):
-            low = s[p + 2:p + 6]
+                      % ("\\" + letter, size), pos)
+        code, end = int(digits, 16), pos + 2 + size
+        if 0xD800 <= code < 0xDC00 and letter == "u" and text.startswith("\\u", end):
+            low = text[end + 2:end + 6]
             if len(low) == 4 and _HEX.match(low) and 0xDC00 <= int(low, 16) < 0xE000:
                 code = 0x10000 + ((code - 0xD800) << 10) + (int(low, 16) - 0xDC00)
-                p += 6
+                end += 6
         if 0xD800 <= code < 0xE000 or code > 0x10FFFF:
-            self.fail("invalid escape sequence: U+%X is not a character" % code, q)
-        return code, p
+            self.fail("invalid escape sequence: U+%X is not a character" % code, pos)
+        return code, end
 
-    def single_quoted(self, p, n):
-        s = self.s
-        start, p, chunks = p, p + 1, []
+    def single_quoted(self, pos, indent):
+        text = self.text
+        start, pos, chunks = pos, pos + 1, []
         while True:
-            q = _SQ_RUN.match(s, p).end()
-            c = s[q]
+            q = _SQ_RUN.match(text, pos).end()
+            c = text[q]
             if c == "'":
-                if s[q + 1] == "'":
-                    chunks.append(s[p:q + 1])
-                    p = q + 2
+                if text[q + 1] == "'":
+                    chunks.append(text[pos:q + 1])
+                    pos = q + 2
                     continue
-                chunks.append(s[p:q])
+                chunks.append(text[pos:q])
                 return "".join(chunks), q + 1
             if c == "\n":
-                chunks.append(s[p:q].rstrip(" \t"))
-                p, breaks = self.fold(q, n, start, "single-quoted")
+                chunks.append(text[pos:q].rstrip(" \t"))
+                pos, breaks = self.fold(q, indent, start, "single-quoted")
                 chunks.append(" " if breaks == 0 else "\n" * breaks)
             else:
                 self.fail("unterminated single-quoted string", start)
 
     # -- properties and values (6.9, 10) -------------------------------------------------
 
-    def properties(self, p, flow):
-        """Tag and/or anchor at p: (tag, tag position, anchor, node count, end)."""
-        s = self.s
+    def properties(self, pos, flow):
+        """Tag and/or anchor at pos: (:data:`_Properties`, end)."""
+        text = self.text
         tag = anchor = None
-        tagpos = 0
+        tag_pos = 0
         while True:
-            if s[p] == "!":
+            if text[pos] == "!":
                 if tag is not None:
-                    self.fail("a node can have only one tag", p)
-                tagpos = p
-                tag, p = self.tag(p)
+                    self.fail("a node can have only one tag", pos)
+                tag_pos = pos
+                tag, pos = self.tag(pos)
             else:
                 if anchor is not None:
-                    self.fail("a node can have only one anchor", p)
-                m = _ANCHOR.match(s, p + 1)
-                if m is None:
-                    self.fail("an anchor needs a name after '&'", p)
-                anchor, p = m.group(), m.end()
-            c = s[p]
+                    self.fail("a node can have only one anchor", pos)
+                match = _ANCHOR.match(text, pos + 1)
+                if match is None:
+                    self.fail("an anchor needs a name after '&'", pos)
+                anchor, pos = match.group(), match.end()
+            c = text[pos]
             if c == " " or c == "\t":
-                q = _WS.match(s, p).end()
-                if s[q] == "!" or s[q] == "&":
-                    p = q
+                q = _WS.match(text, pos).end()
+                if text[q] == "!" or text[q] == "&":
+                    pos = q
                     continue
             elif c not in "\n\x00" and not (flow and c in ",[]{}"):
-                self.fail("expected whitespace after a tag or anchor", p)
-            return tag, tagpos, anchor, self.nodes, p
+                self.fail("expected whitespace after a tag or anchor", pos)
+            return _Properties(tag, tag_pos, anchor, self.nodes), pos
 
-    def tag(self, p):
-        """A tag at p (6.9.1): its name in _KNOWN_TAGS, or "!" for the non-specific tag."""
-        m = _TAG.match(self.s, p)
-        verbatim, handle, suffix = m.groups()
+    def tag(self, pos):
+        """A tag at pos (6.9.1): its name in _KNOWN_TAGS, or "!" for the non-specific tag."""
+        match = _TAG.match(self.text, pos)
+        verbatim, handle, suffix = match.groups()
         if verbatim is not None:
             full = _unescape_uri(verbatim)
         elif handle is None and not suffix:
-            return "!", m.end()
+            return "!", match.end()
         else:
             handle = "!" if handle is None else "!" + handle + "!"
             prefix = self.handles.get(handle)
             if prefix is None and handle in ("!", "!!"):
                 prefix = "!" if handle == "!" else _YAML_TAG
             if prefix is None:
-                self.fail("undefined tag handle %r" % handle, p)
+                self.fail("undefined tag handle %r" % handle, pos)
             if not suffix:
-                self.fail("a tag needs a name after %r" % handle, p)
+                self.fail("a tag needs a name after %r" % handle, pos)
             full = prefix + _unescape_uri(suffix)
         name = full[len(_YAML_TAG):] if full.startswith(_YAML_TAG) else None
         if self.go:
-            return (name if name in _GO_TAGS or name == "merge" else _UNKNOWN), m.end()
+            return (name if name in _GO_TAGS or name == "merge" else _UNKNOWN), match.end()
         if name not in _KNOWN_TAGS:
-            self.fail("unknown tag %r" % m.group(), p)
-        return name, m.end()
+            self.fail("unknown tag %r" % match.group(), pos)
+        return name, match.end()
 
-    def count(self, nodes, p):
+    def count(self, nodes, pos):
         self.nodes += nodes
         if self.nodes > MAX_NODES:
-            self.fail("more than %d nodes once aliases are expanded" % MAX_NODES, p)
+            self.fail("more than %d nodes once aliases are expanded" % MAX_NODES, pos)
 
     def finish(self, kind, value, props, pos):
         """The Python value of a parsed node, its tag applied and its anchor recorded.
 
-        ``props`` is (tag, tag position, anchor, node count when the anchor was read).
+        ``props`` are its :data:`_Properties`.
         """
-        tag, tagpos, anchor, before = props[:4]
+        tag, anchor = props.tag, props.anchor
         if kind == "alias":
             if tag is not None or anchor is not None:
                 self.fail("an alias cannot have a tag or an anchor", pos)
@@ -975,9 +988,9 @@ class _Parser(object):
         elif kind == "map" or kind == "seq":
             if tag != kind and tag != "!":
                 self.fail("tag !!%s cannot be applied to a %s"
-                          % (tag, "mapping" if kind == "map" else "sequence"), tagpos)
+                          % (tag, "mapping" if kind == "map" else "sequence"), props.tag_pos)
         elif tag == "map" or tag == "seq":
-            self.fail("tag !!%s cannot be applied to a scalar" % tag, tagpos)
+            self.fail("tag !!%s cannot be applied to a scalar" % tag, props.tag_pos)
         elif tag == "!" or tag == "str":
             value = value or ""
         else:
@@ -989,7 +1002,7 @@ class _Parser(object):
                 self.fail("invalid !!%s value %s" % (tag, _show(value or "")), pos)
             value = made if tag == "binary" else made[0]
         if anchor is not None:
-            self.anchors[anchor] = (value, self.nodes - before)
+            self.anchors[anchor] = (value, self.nodes - props.nodes_before)
         return value
 
     def finish_go(self, kind, value, tag, pos):

@@ -19,7 +19,6 @@ _CORE = re.compile(r"""(?P<null>~|null|Null|NULL)
     | (?P<inf>[-+]?\.(?:inf|Inf|INF)) | (?P<nan>\.(?:nan|NaN|NAN))""", re.X)
 _CORE_FIRST = frozenset("~nNtTfF0123456789+-.")
 _YAML_TAG = "tag:yaml.org,2002:"
-_NO_PROPS = (None, 0, None, 0)
 _KNOWN_TAGS = frozenset(["str", "int", "bool", "null", "float", "map", "seq", "binary"])
 _GO_TAGS = frozenset(["str", "int", "bool", "null", "float", "binary", "timestamp"])  # decode.go / resolve.go
 _UNKNOWN = "?"  # GO_YAML: any other tag; go-yaml v2 reads such a scalar as a string, a collection as it is
