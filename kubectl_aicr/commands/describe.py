@@ -301,26 +301,36 @@ def acknowledgement_lines(rollout):
 def render(rollout, verified, namespace, now):
     """All of describe's lines, in the order an approver reads them."""
     return (summary_lines(rollout, now) + step_lines(rollout) + report_lines(rollout, verified, namespace)
-            + recorded_lines(rollout) + acknowledgement_lines(rollout) + binding_lines(rollout))
+            + recorded_lines(rollout) + acknowledgement_lines(rollout) + binding_lines(rollout, verified))
 
 
-def binding_lines(rollout):
+def binding_lines(rollout, verified=None):
     """The decision this rollout waits on, bound to what was shown: its UID, target plan and assessment
     digest as --expect-uid, --expect-digest and --expect-assessment (the write commands refuse when any of
-    them differs). No line for a rollout that waits on no decision or whose facts are malformed."""
-    if rollout.ended or not isinstance(rollout.uid, str) or not objects.is_digest(
-            rollout.to_digest if isinstance(rollout.to_digest, str) else ""):
+    them differs), as one command line that pastes into a shell as it reads: every word from the cluster
+    quoted (output.shell_line), so a release or name holding ``;`` or ``$(...)`` stays one argument.
+
+    Offered only where the command would act: acknowledge for a rollout awaiting an acknowledgement of a
+    named release, approve for one awaiting a required approval whose assessment report verified
+    (``verified``: the :class:`objects.VerifiedReport` shown; approve refuses an unverified one) or that
+    records none, revoke for a revocable one (not while Validating). No line when the rollout has ended,
+    its facts are malformed, or a word cannot be shown as it is."""
+    if rollout.ended or not isinstance(rollout.uid, str) or not isinstance(rollout.name, str) or not \
+            objects.is_digest(rollout.to_digest if isinstance(rollout.to_digest, str) else ""):
         return []
-    if rollout.phase == "AwaitingAcknowledgement" and isinstance(rollout.awaiting_acknowledgement, str):
-        command = "acknowledge %s --release %s" % (rollout.name, rollout.awaiting_acknowledgement)
-    elif rollout.approval is None and rollout.approval_required is True:
-        command = "approve %s --reason TEXT" % rollout.name
-    elif isinstance(rollout.approval, objects.Approval) and rollout.revocation is None:
-        command = "revoke %s --reason TEXT" % rollout.name
+    report_ok = rollout.assessment_digest is None or (verified is not None and not verified.problem)
+    if rollout.awaits_acknowledgement and isinstance(rollout.awaiting_acknowledgement, str):
+        words = ["acknowledge", rollout.name, "--release", rollout.awaiting_acknowledgement]
+    elif rollout.awaits_approval and rollout.approval_required is True and report_ok:
+        words = ["approve", rollout.name, "--reason", "TEXT"]
+    elif rollout.revocable:
+        words = ["revoke", rollout.name, "--reason", "TEXT"]
     else:
         return []
-    command += " --expect-uid %s --expect-digest %s" % (rollout.uid, objects.short_digest(rollout.to_digest))
+    words += ["--expect-uid", rollout.uid, "--expect-digest", objects.short_digest(rollout.to_digest)]
     digest = rollout.assessment_digest
     if isinstance(digest, str) and objects.is_digest(digest):
-        command += " --expect-assessment %s" % objects.short_digest(digest)
-    return ["", "Decide on exactly this: %s %s" % (cli.PROG, command)]
+        words += ["--expect-assessment", objects.short_digest(digest)]
+    if not all(word and output.printable(word) for word in words):
+        return []
+    return ["", "Decide on exactly this: " + output.shell_line(cli.PROG.split() + words)]
