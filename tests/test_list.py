@@ -2,7 +2,6 @@
 
 import copy
 import datetime
-import re
 import urllib.parse
 
 import pytest

@@ -27,7 +27,7 @@ DURATIONS = ("30m", "1h", "2h", "4h", "8h")
 def run(words):
     """Print the candidates for ``words`` (the arguments after ``__complete``); always returns 0."""
     candidates, directive = complete(list(words) or [""])
-    output.write_lines(list(candidates) + [":%d" % directive])
+    output.write_lines([name for name in candidates if name] + [":%d" % directive])  # an empty name: no candidate
     return 0
 
 
