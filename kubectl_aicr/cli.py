@@ -600,15 +600,19 @@ def typed_invocation(words):
 
 
 def _switches(argv):
-    """``--all=true`` -> ``--all``, ``--all=false`` -> nothing, as pflag reads a boolean flag's value."""
-    switches = {flag for flag, metavar, _ in FLAGS if not metavar}
+    """``--all=true`` -> ``--all``, ``--all=false`` -> nothing, as pflag reads a boolean flag's value (Go's
+    strconv.ParseBool spellings only); the same for ``--help``/``-h`` and ``--version``, so ``--help=true``
+    asks for help, as it does of kubectl, and never runs the command."""
+    switches = {flag for flag, metavar, _ in FLAGS if not metavar} | {"--help", "-h", "--version"}
     result = []
     for item in argv:
         flag, sep, value = item.partition("=")
         if sep and flag in switches:
-            if value.lower() not in ("1", "t", "true", "0", "f", "false"):
-                raise UsageError('invalid argument "%s" for "%s" flag: use true or false' % (value, flag))
-            if value.lower() in ("1", "t", "true"):
+            shown = "-h, --help" if flag in ("-h", "--help") else flag
+            if value not in _GO_TRUE + _GO_FALSE:
+                raise UsageError('invalid argument "%s" for "%s" flag: strconv.ParseBool: parsing "%s": invalid '
+                                 "syntax" % (value, shown, value))
+            if value in _GO_TRUE:
                 result.append(flag)
             continue
         result.append(item)

@@ -144,3 +144,32 @@ def test_as_group_on_both_sides_of_the_command_keeps_every_group():
                                      ("a.b-", False), ("a\n", False), ("é", False), (".a", False)])
 def test_rollout_names_are_rfc_1123_subdomains(name, ok):
     assert cli.is_object_name(name) is ok
+
+
+@pytest.mark.parametrize("word", ["--help=true", "--help=1", "--help=T", "-h=true", "--help=TRUE"])
+def test_help_given_a_true_value_is_help_and_never_runs_the_command(word):
+    """pflag reads --help as a boolean: --help=true asks for help (a write must never run instead)."""
+    with pytest.raises(cli.HelpRequested) as shown:
+        cli.parse(["approve", "r", "--reason", "x", word])
+    assert shown.value.text.startswith("usage: kubectl aicr approve ROLLOUT")
+
+
+def test_version_given_a_true_value_is_the_version():
+    with pytest.raises(cli.HelpRequested) as shown:
+        cli.parse(["describe", "r", "--version=true"])
+    assert shown.value.text.startswith("kubectl-aicr ")
+
+
+@pytest.mark.parametrize("argv, flag", [(["describe", "r", "--help=x"], "-h, --help"),
+                                        (["describe", "r", "-h=yes"], "-h, --help"),
+                                        (["list", "--all=tRuE"], "--all"), (["list", "--all=on"], "--all")])
+def test_a_boolean_flag_takes_only_go_parsebool_spellings(argv, flag):
+    with pytest.raises(UsageError) as refused:
+        cli.parse(argv)
+    assert str(refused.value).startswith('invalid argument "') and 'for "%s" flag: strconv.ParseBool' % flag in str(
+        refused.value)
+
+
+def test_help_or_all_given_false_is_not_given():
+    assert cli.parse(["describe", "r", "--help=false"]).command == "describe"
+    assert cli.parse(["list", "--all=0"]).all is None and cli.parse(["list", "--all=TRUE"]).all is True
