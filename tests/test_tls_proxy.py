@@ -11,7 +11,7 @@ import warnings
 import pytest
 import yaml
 
-from kubectl_aicr.kube import net, proxy_rules, rest
+from kubectl_aicr.kube import kubeconfig, net, proxy_rules, rest
 from kubectl_aicr.errors import ConfigError, TransportError
 from tests.support import certs
 from tests.support.kubeconfig_corpus import NAMED_HOST, PREFIX, SNI_NAME, corpus_servers  # noqa: F401 (a fixture)
@@ -381,3 +381,64 @@ def test_ca_data_is_read_as_gos_append_certs_from_pem():
             continue
         with pytest.raises(ConfigError, match="certificate-authority-data of cluster c " + words):
             rest.tls_context(_cluster_with_ca_data(text), rest.auth.Credentials())
+
+
+def test_a_trickling_tunnel_through_a_proxy_is_cut_at_the_deadline(tmp_path):
+    """A proxy answers CONNECT late, then relays the API server's TLS handshake one byte at a time. The
+    request's watchdog shuts the TLS socket in its handshake at the deadline (before, it could only shut a
+    socket whose handshake had finished, and the handshake's own timeout, counted from its start, ran past
+    the deadline: 54 s for a 30 s deadline)."""
+    ca = certs.make_ca()
+    files = certs.write_server_cert(ca, str(tmp_path), ("127.0.0.1",))
+    server_context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    server_context.load_cert_chain(files.cert, files.key)
+    api, proxy_listener = socket.create_server(("127.0.0.1", 0)), socket.create_server(("127.0.0.1", 0))
+    stop = threading.Event()
+
+    def api_server():
+        conn, _ = api.accept()
+        try:
+            server_context.wrap_socket(conn, server_side=True).close()
+        except (OSError, ssl.SSLError):
+            conn.close()
+
+    def copy(source, target, delay):
+        try:
+            while not stop.is_set():
+                data = source.recv(1 if delay else 65536)
+                if not data:
+                    return
+                target.sendall(data)
+                time.sleep(delay)
+        except OSError:
+            return
+
+    def trickling_proxy():
+        conn, _ = proxy_listener.accept()
+        with conn:
+            head = b""
+            while b"\r\n\r\n" not in head:
+                head += conn.recv(4096)
+            time.sleep(2.5)  # most of the deadline goes by before the tunnel opens
+            conn.sendall(b"HTTP/1.1 200 Connection established\r\n\r\n")
+            upstream = socket.create_connection(api.getsockname())
+            threading.Thread(target=copy, args=(conn, upstream, 0), daemon=True).start()
+            copy(upstream, conn, 0.1)
+
+    for target in (api_server, trickling_proxy):
+        threading.Thread(target=target, daemon=True).start()
+    config = rest.RESTConfig(host="https://api.example.invalid:6443", cluster_name="c", server_name="127.0.0.1",
+                             ca_data=ca.cert_pem.bytes())  # a name: Go's rules never proxy a loopback address
+    anonymous = rest.auth.Authenticator(kubeconfig.AuthInfo(name="anonymous"))
+    client = rest.Client(config, anonymous, deadline=rest.Deadline(3),
+                         environ={"HTTPS_PROXY": "http://127.0.0.1:%d" % proxy_listener.getsockname()[1]})
+    started = time.monotonic()
+    try:
+        with pytest.raises(TransportError, match="within the 3-second deadline"):
+            client.get("/version")
+    finally:
+        stop.set()
+        client.close()
+        api.close()
+        proxy_listener.close()
+    assert time.monotonic() - started < 4.5  # the handshake's own timeout alone would end it at 5.5 s

@@ -333,7 +333,11 @@ class _Connection:
         try:
             if sock.family in (socket.AF_INET, socket.AF_INET6):  # not the pipe inside an https proxy's TLS
                 sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-            self.sock = self._context.wrap_socket(sock, server_hostname=net.ascii_name(self._server_name))
+            sock.settimeout(timeout)  # a tunnel's pipe has none; a proxy's socket kept its connect's
+            # The TLS socket is in self.sock before its handshake starts, so the watchdog can shut it then.
+            self.sock = self._context.wrap_socket(sock, server_hostname=net.ascii_name(self._server_name),
+                                                  do_handshake_on_connect=False)
+            self.sock.do_handshake()
             if self._context.verify_mode != ssl.CERT_NONE:
                 net.require_san(self.sock, self._server_name)
         except BaseException:
@@ -494,7 +498,9 @@ class Client:
                                            self.config.server_name or self.server.host, self.proxy,
                                            self.config.server_name)
         connection = self._connection
-        with net.watchdog(remaining, lambda: net.shut(connection.sock)):  # a request outliving the deadline
+        # A request outliving the deadline: the watchdog shuts the socket in use (the plain one during the
+        # TLS handshake, whose pipe through an https proxy would otherwise wait on a silent tunnel forever).
+        with net.watchdog(remaining, lambda: net.shut(connection.sock)):
             try:
                 response = connection.exchange(method, _target(url), headers, payload, remaining)
             except http1.BodyTooLarge:
