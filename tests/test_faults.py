@@ -57,6 +57,22 @@ def test_a_wrongly_framed_answer_is_one_clear_line(run, api_server, kubeconfig_f
     assert words in result.stderr and len(result.stderr.splitlines()) == 1, result.stderr
 
 
+def test_a_kept_alive_connection_closed_while_idle_is_dialed_again(run, api_server, kubeconfig_for):
+    """The server closes every connection after its answer, without saying so (an idle timeout in a proxy):
+    each next request goes on a new connection, as Go's transport does; a write is sent once."""
+    name = api_server.fixture_name("awaiting-approval")
+    plain = run("describe", name, kubeconfig=kubeconfig_for())
+    api_server.set_fault("idle-close")
+    described = run("describe", name, kubeconfig=kubeconfig_for())
+    assert (described.returncode, described.stdout) == (0, plain.stdout), described.stderr
+    api_server.clear_requests()
+    approved = run("approve", name, "--reason", "window", "--expires", "1h", kubeconfig=kubeconfig_for("bob@example.com"))
+    api_server.set_fault(None)
+    assert approved.returncode == 0, approved.stderr
+    assert [r.method for r in api_server.requests].count("PATCH") == 1
+    assert api_server.get_object("runtimerollouts", name)["spec"]["approval"]["user"] == "bob@example.com"
+
+
 def test_credentials_never_follow_a_redirect(run, api_server, kubeconfig_for):
     api_server.set_fault("redirect")
     result = run("describe", api_server.fixture_name("install"), kubeconfig=kubeconfig_for("bob@example.com"))

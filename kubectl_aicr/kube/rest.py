@@ -357,6 +357,18 @@ class _Connection:
             self.close()
         return response
 
+    def closed_while_idle(self):
+        """True (and the connection closed) when the idle kept-alive connection has something to read before
+        a request was sent: the server closed it (an EOF) or wrote unasked (a 408); the next request dials."""
+        import select
+        try:
+            readable = self.sock.pending() or select.select([self.sock], [], [], 0)[0]
+        except (OSError, ValueError):
+            readable = True
+        if readable:
+            self.close()
+        return bool(readable)
+
     def close(self):
         reader, sock, self._reader, self.sock = self._reader, self.sock, None, None
         for item in (reader, sock):
@@ -498,11 +510,21 @@ class Client:
                                            self.config.server_name or self.server.host, self.proxy,
                                            self.config.server_name)
         connection = self._connection
-        # A request outliving the deadline: the watchdog shuts the socket in use (the plain one during the
-        # TLS handshake, whose pipe through an https proxy would otherwise wait on a silent tunnel forever).
+        # A request outliving the deadline: the watchdog shuts the socket in use (its TLS handshake included).
         with net.watchdog(remaining, lambda: net.shut(connection.sock)):
             try:
-                response = connection.exchange(method, _target(url), headers, payload, remaining)
+                reused = connection.sock is not None and not connection.closed_while_idle()
+                try:
+                    response = connection.exchange(method, _target(url), headers, payload, remaining)
+                except (http1.ConnectionClosed, BrokenPipeError, ConnectionResetError):
+                    # A kept-alive connection the server (or a proxy in between) closed while idle: Go's
+                    # transport dials again for a request that cannot have been served. A GET only: a write's
+                    # answer that may be lost is the write commands' to judge (commands/writes.py).
+                    if not reused or method != "GET":
+                        raise
+                    connection.close()
+                    response = connection.exchange(method, _target(url), headers, payload,
+                                                   self.deadline.remaining())
             except http1.BodyTooLarge:
                 self.close()
                 raise TransportError("server %s sent a response over the %d-byte limit"

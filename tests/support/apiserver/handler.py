@@ -299,7 +299,9 @@ class _Handler(http.server.BaseHTTPRequestHandler):
                 self.wfile.write(_FRAMINGS[kind](code, content_type, data))
                 return
             self._write_head(code, content_type, len(data))
-            if kind == "close-mid-body":
+            if kind == "idle-close":
+                self.wfile.write(data)
+            elif kind == "close-mid-body":
                 self.wfile.write(data[:len(data) // 2])
             elif kind == "trickle":
                 for i in range(len(data)):

@@ -36,7 +36,9 @@ FAULTS = ("hang", "trickle", "reset", "close-mid-body", "html-500", "redirect", 
           # a TCP RST, or held for fault_hang_seconds and closed
           "store-close", "store-reset", "store-hang", "store-conflict",  # store-conflict: then a 409
           # the real answer in another framing HTTP/1.1 allows (RFC 9112), or framed wrongly
-          "chunked", "interim", "http10-close", "folded-header", "bad-chunk", "two-lengths")
+          "chunked", "interim", "http10-close", "folded-header", "bad-chunk", "two-lengths",
+          # the real answer, kept alive by its headers, then the connection closed (an idle timeout)
+          "idle-close")
 
 
 def conflict_status_for_fault():

@@ -234,7 +234,8 @@ class APIServer:
         an extension, a trailer field), interim (a 100 Continue and a 103 Early Hints first), http10-close
         (HTTP/1.0, no Content-Length, the body ends at the close), folded-header (an obsolete line
         folding in a header field); framed wrongly: bad-chunk (a chunk size that is not hex),
-        two-lengths (two different Content-Length fields).
+        two-lengths (two different Content-Length fields). idle-close: the real answer without
+        ``Connection: close``, then the connection closed, as a proxy's idle timeout closes it.
         """
         return self._fault
 
