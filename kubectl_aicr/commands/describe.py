@@ -29,7 +29,7 @@ def run(invocation, now=None):
         rollout = objects.rollout(client.get(objects.rollout_path(invocation.name)))
         verified = reports.fetch_report(client, namespace, rollout.assessment_digest)
     now = now or datetime.datetime.now(datetime.timezone.utc)
-    output.write_lines(render(rollout, verified, namespace, now))
+    output.write_lines(render(rollout, verified, namespace, now, invocation.name))
     if verified is not None and verified.problem:
         if verified.unavailable:
             raise AicrError("assessment report not verified: %s" % verified.problem)
@@ -298,39 +298,46 @@ def acknowledgement_lines(rollout):
     return lines
 
 
-def render(rollout, verified, namespace, now):
-    """All of describe's lines, in the order an approver reads them."""
+def render(rollout, verified, namespace, now, name=None):
+    """All of describe's lines, in the order an approver reads them (``name``: the rollout asked for; the
+    decision line is offered only for it)."""
     return (summary_lines(rollout, now) + step_lines(rollout) + report_lines(rollout, verified, namespace)
-            + recorded_lines(rollout) + acknowledgement_lines(rollout) + binding_lines(rollout, verified))
+            + recorded_lines(rollout) + acknowledgement_lines(rollout) + binding_lines(rollout, verified, name))
 
 
-def binding_lines(rollout, verified=None):
+def binding_lines(rollout, verified=None, name=None):
     """The decision this rollout waits on, bound to what was shown: its UID, target plan and assessment
     digest as --expect-uid, --expect-digest and --expect-assessment (the write commands refuse when any of
-    them differs), as one command line that pastes into a shell as it reads: every word from the cluster
-    quoted (output.shell_line), so a release or name holding ``;`` or ``$(...)`` stays one argument.
+    them differs), as one command line that pastes into a shell as it reads. Every value is written
+    ``--flag=value`` and quoted for the shell (output.shell_line), so a release holding ``;`` or
+    ``$(...)`` stays one argument and no value can read as a flag. approve and revoke end with ``--reason``
+    and no value: the approver types why; pasted as it is, the command refuses (pflag's "flag needs an
+    argument") and writes nothing.
 
     Offered only where the command would act: acknowledge for a rollout awaiting an acknowledgement of a
     named release, approve for one awaiting a required approval whose assessment report verified
     (``verified``: the :class:`objects.VerifiedReport` shown; approve refuses an unverified one) or that
     records none, revoke for a revocable one (not while Validating). No line when the rollout has ended,
-    its facts are malformed, or a word cannot be shown as it is."""
+    its facts are malformed, its name is not a Kubernetes object name or not ``name`` (the one asked
+    for), or a word cannot be shown as it is."""
     if rollout.ended or not isinstance(rollout.uid, str) or not isinstance(rollout.name, str) or not \
+            cli.is_object_name(rollout.name) or (name is not None and rollout.name != name) or not \
             objects.is_digest(rollout.to_digest if isinstance(rollout.to_digest, str) else ""):
         return []
     report_ok = rollout.assessment_digest is None or (verified is not None and not verified.problem)
     if rollout.awaits_acknowledgement and isinstance(rollout.awaiting_acknowledgement, str):
-        words = ["acknowledge", rollout.name, "--release", rollout.awaiting_acknowledgement]
+        words, last = ["acknowledge", rollout.name, "--release=" + rollout.awaiting_acknowledgement], []
     elif rollout.awaits_approval and rollout.approval_required is True and report_ok:
-        words = ["approve", rollout.name, "--reason", "TEXT"]
+        words, last = ["approve", rollout.name], ["--reason"]
     elif rollout.revocable:
-        words = ["revoke", rollout.name, "--reason", "TEXT"]
+        words, last = ["revoke", rollout.name], ["--reason"]
     else:
         return []
-    words += ["--expect-uid", rollout.uid, "--expect-digest", objects.short_digest(rollout.to_digest)]
+    words += ["--expect-uid=" + rollout.uid, "--expect-digest=" + objects.short_digest(rollout.to_digest)]
     digest = rollout.assessment_digest
     if isinstance(digest, str) and objects.is_digest(digest):
-        words += ["--expect-assessment", objects.short_digest(digest)]
+        words.append("--expect-assessment=" + objects.short_digest(digest))
+    words += last
     if not all(word and output.printable(word) for word in words):
         return []
     return ["", "Decide on exactly this: " + output.shell_line(cli.PROG.split() + words)]
