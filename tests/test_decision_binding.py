@@ -11,9 +11,9 @@
 """
 
 import copy
-import shlex
 import hashlib
 import json
+import shlex
 import uuid
 
 import pytest
