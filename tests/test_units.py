@@ -261,6 +261,18 @@ def test_http1_reads_each_framing_rfc_9112_allows(raw, status, body, keep_alive)
     assert (response.status, response.body, response.keep_alive) == (status, body, keep_alive)
 
 
+def test_http1_never_keeps_a_connection_that_switched_protocols():
+    assert _response(b"HTTP/1.1 101 Switching Protocols\r\nUpgrade: h2c\r\n\r\n").keep_alive is False
+
+
+def test_http1_reads_a_header_folded_many_times():
+    """Each folded piece is kept and joined once at the end (linear: a megabyte of obs-fold lines took
+    seconds when each was appended to a growing string), empty pieces adding nothing."""
+    lines = b"X-A: start\r\n" + b" piece\r\n" * 60000 + b" \r\n"
+    response = _response(b"HTTP/1.1 200 OK\r\n" + lines + b"Content-Length: 0\r\n\r\n")
+    assert response.header("x-a") == "start" + " piece" * 60000
+
+
 def test_http1_joins_a_folded_header_and_repeated_fields():
     response = _response(b"HTTP/1.1 200 OK\r\nX-A: one\r\n  two\r\nWarning: a\r\nwarning: b\r\n"
                          b"Content-Length: 0\r\n\r\n")
@@ -293,6 +305,17 @@ def test_http1_joins_a_folded_header_and_repeated_fields():
     (b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n6\r\nhello \r\n5\r\nworld\r\n0\r\n\r\n", "BodyTooLarge",
      "over the 10-byte limit"),
     (b"HTTP/1.1 200 OK\r\n\r\nhello world", "BodyTooLarge", "over the 10-byte limit"),
+    (b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n0x2\r\nhi\r\n0\r\n\r\n", "ProtocolError",
+     "malformed chunk size"),
+    (b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n+2\r\nhi\r\n0\r\n\r\n", "ProtocolError",
+     "malformed chunk size"),
+    (b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2", "IncompleteResponse", "chunked body"),
+    (b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nhi", "IncompleteResponse", "chunked body"),
+    (b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nhi\r", "IncompleteResponse", "chunked body"),
+    (b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n1;" + b"x" * 5000 + b"\r\n", "ProtocolError",
+     "chunk-size line longer than 4096"),
+    (b"HTTP/1.1 200 OK\r\nX-A: a\rb\r\n\r\n", "ProtocolError", "holding CR or NUL"),
+    (b"HTTP/1.1 200 OK\r\nX-A: a\x00b\r\n\r\n", "ProtocolError", "holding CR or NUL"),
 ])
 def test_http1_refuses_what_rfc_9112_does_not_allow_and_bounds_what_it_reads(raw, error, words):
     with pytest.raises(Exception) as caught:
@@ -300,11 +323,16 @@ def test_http1_refuses_what_rfc_9112_does_not_allow_and_bounds_what_it_reads(raw
     assert type(caught.value).__name__ == error and words in str(caught.value), caught.value
 
 
-@pytest.mark.parametrize("value", ["a\r\nX-Injected: 1", "a\nb", "a\x00"])
+@pytest.mark.parametrize("value", ["a\r\nX-Injected: 1", "a\nb", "a\x00", "a\x0bb", "a\x7f", "a\x1b[2J"])
 def test_http1_never_sends_a_header_value_that_would_end_its_line(value):
     from kubectl_aicr.kube import http1
     with pytest.raises(http1.ProtocolError):
         http1.request_bytes("GET", "/", [("Authorization", value)])
+
+
+def test_http1_sends_a_tab_in_a_value_as_go_does():
+    from kubectl_aicr.kube import http1
+    assert b"X-A: a\tb\r\n" in http1.request_bytes("GET", "/", [("X-A", "a\tb")])
 
 
 def test_http1_sends_utf_8_values_and_a_lone_surrogate_as_u_fffd():

@@ -29,7 +29,10 @@ MAX_LINE_BYTES = 64 * 1024      # a status line, header line or chunk-size line 
 MAX_HEADERS = 100               # header fields of one response (http.client's _MAXHEADERS)
 MAX_HEADER_BYTES = 1024 * 1024  # the whole header section (Go's http.DefaultMaxHeaderBytes)
 MAX_INTERIM_RESPONSES = 5       # 1xx answers skipped before the final one (Go's net/http skips up to 5)
+MAX_CHUNK_LINE_BYTES = 4096    # a chunk-size line with its extensions (Go's net/http/internal maxLineLength)
 READ_BYTES = 64 * 1024
+_CONTROLS = frozenset(chr(c) for c in range(32) if c != 9) | {"\x7f"}  # what Go's ValidHeaderFieldValue refuses
+_HEX = frozenset(b"0123456789abcdefABCDEF")
 
 
 class ProtocolError(Exception):
@@ -68,8 +71,8 @@ def request_bytes(method, target, headers, body=None):
     ``body`` bytes or None. ProtocolError for a header value that would break the request's framing."""
     lines = ["%s %s HTTP/1.1" % (method, target)]
     for name, value in headers:
-        if "\r" in value or "\n" in value or "\x00" in value or "\r" in name or "\n" in name or ":" in name:
-            raise ProtocolError("header %s cannot be sent: its value holds a line break or NUL" % name)
+        if _CONTROLS.intersection(value) or _CONTROLS.intersection(name) or "\t" in name or ":" in name:
+            raise ProtocolError("header %s cannot be sent: it holds a control character (a line break?)" % name)
         lines.append("%s: %s" % (name, value))
     if body is not None:
         lines.append("Content-Length: %d" % len(body))
@@ -91,7 +94,7 @@ def read_response(reader, limit, method="GET"):
             break
     else:
         raise ProtocolError("more than %d interim (1xx) responses" % MAX_INTERIM_RESPONSES)
-    keep_alive = _keeps_alive(version, headers)
+    keep_alive = _keeps_alive(version, headers) and status != 101  # 101: the connection speaks another protocol
     if status in (204, 304) or 100 <= status < 200 or method == "HEAD":
         return Response(status, reason, headers, b"", keep_alive)
     coding = headers.get("transfer-encoding")
@@ -126,7 +129,7 @@ def _status_line(reader):
 
 
 def _header_fields(reader):
-    headers, total, count, last = {}, 0, 0, None
+    fields, total, last = [], 0, None  # [(lower-case name, [value pieces])]
     while True:
         line = _line(reader, "header line")
         total += len(line)
@@ -135,20 +138,26 @@ def _header_fields(reader):
         if not line:
             raise IncompleteResponse("the connection closed inside the response's headers")
         if line in (b"\r\n", b"\n"):
-            return headers
-        text = line.rstrip(b"\r\n").decode("latin-1")
+            break
+        text = line[:-2] if line.endswith(b"\r\n") else line[:-1] if line.endswith(b"\n") else line
+        text = text.decode("latin-1")
+        if "\r" in text or "\x00" in text:
+            raise ProtocolError("a header line holding CR or NUL: %r" % text[:60])
         if text[:1] in (" ", "\t") and last is not None:  # obs-fold (RFC 9112 section 5.2): one space
-            headers[last] = (headers[last] + " " + text.strip(" \t")).strip(" \t")
+            last.append(text.strip(" \t"))
             continue
         name, colon, value = text.partition(":")
         if not colon or not name or name != name.strip(" \t"):
             raise ProtocolError("a malformed header line: %r" % text[:60])
-        count += 1
-        if count > MAX_HEADERS:
+        if len(fields) == MAX_HEADERS:
             raise ProtocolError("more than %d header fields" % MAX_HEADERS)
-        last = name.lower()
-        value = value.strip(" \t")
-        headers[last] = headers[last] + ", " + value if last in headers else value
+        last = [value.strip(" \t")]
+        fields.append((name.lower(), last))
+    headers = {}
+    for name, pieces in fields:
+        value = " ".join(piece for piece in pieces if piece)
+        headers[name] = headers[name] + ", " + value if name in headers else value
+    return headers
 
 
 def _keeps_alive(version, headers):
@@ -194,16 +203,15 @@ def _chunked_body(reader, limit):
     """RFC 9112 section 7.1: chunk-size [; extensions] CRLF, data CRLF, ..., 0 CRLF, trailer fields, CRLF."""
     chunks, total = [], 0
     while True:
-        line = _line(reader, "chunk-size line")
-        if not line:
+        line = reader.readline(MAX_CHUNK_LINE_BYTES + 1)
+        if len(line) > MAX_CHUNK_LINE_BYTES:
+            raise ProtocolError("a chunk-size line longer than %d bytes" % MAX_CHUNK_LINE_BYTES)
+        if not line.endswith(b"\n"):
             raise IncompleteResponse("the connection closed inside a chunked body")
         size_text = line.split(b";", 1)[0].strip(b" \t\r\n")
-        try:
-            size = int(size_text, 16) if size_text and size_text.isalnum() and len(size_text) <= 16 else -1
-        except ValueError:
-            size = -1
-        if size < 0:
+        if not size_text or len(size_text) > 16 or not _HEX.issuperset(size_text):
             raise ProtocolError("a malformed chunk size: %r" % line[:60])
+        size = int(size_text, 16)
         if size == 0:
             _header_fields(reader)  # the trailer section: read, not used
             return b"".join(chunks)
@@ -211,5 +219,8 @@ def _chunked_body(reader, limit):
         if total > limit:
             raise BodyTooLarge("a response over the %d-byte limit" % limit)
         chunks.append(_exactly(reader, size))
-        if _line(reader, "chunk end") not in (b"\r\n", b"\n"):
+        end = reader.readline(3)
+        if len(end) < 2 and not end.endswith(b"\n"):
+            raise IncompleteResponse("the connection closed inside a chunked body")
+        if end not in (b"\r\n", b"\n"):
             raise ProtocolError("a chunk not followed by CRLF")
