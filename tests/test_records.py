@@ -84,3 +84,8 @@ def test_repr_names_fields_and_never_shows_a_secret():
     for secret in ("tok-123", "pw-456", "KEY-789", "arg-000", "env-111", "id-222"):
         assert secret not in shown
     assert "name='u'" in shown and "command='aws'" in shown
+    from kubectl_aicr.kube.kubeconfig import Cluster
+    from kubectl_aicr.kube.rest import RESTConfig
+    for record in (Cluster(name="c", server="https://h", proxy_url="http://u:hunter2@proxy:3128"),
+                   RESTConfig(host="https://h", cluster_name="c", proxy_url="http://u:hunter2@proxy:3128")):
+        assert "hunter2" not in repr(record) and "proxy_url=<redacted>" in repr(record)

@@ -61,6 +61,8 @@ class Cluster(Record):
     """A kubeconfig ``clusters[].cluster`` entry. Paths are absolute; ``*_data`` are decoded bytes;
     ``extensions``: its ``extensions`` list by name, each a JSON value (None: the entry has none)."""
 
+    _secret = ("proxy_url",)  # may carry a user and password (http://u:p@proxy:3128)
+
     name: str
     server: str
     certificate_authority: Optional[str] = None

@@ -71,6 +71,8 @@ class RESTConfig(Record):
     None: the URL's host); ``proxy_url`` (None: the environment's); ``impersonate``.
     """
 
+    _secret = ("proxy_url",)  # may carry a user and password (http://u:p@proxy:3128)
+
     host: str
     cluster_name: str
     insecure: bool = False
