@@ -106,6 +106,19 @@ def test_pages_follow_continue_tokens(run, api_server, kubeconfig_for):
     assert "continue" not in pages[0] and all(page["continue"] for page in pages[1:])
 
 
+def test_endless_pages_end_with_one_error_line_in_bounded_memory(run, api_server, kubeconfig_for):
+    """A server that answers every page with nothing but a new continue token: list stops after the pages
+    MAX_ROLLOUTS could fill, keeping no token (only its hash)."""
+    api_server.set_fault("endless-pages")
+    result = run("list", kubeconfig=kubeconfig_for("carol@example.com"))
+    api_server.set_fault(None)
+    pages = objects.MAX_ITEMS // 250 + 2
+    assert result.returncode == 1 and result.stdout == ""
+    assert result.stderr == ("error: the API server sent more than %d pages of RuntimeRollouts, more than %d "
+                             "rollouts fill\n" % (pages, objects.MAX_ITEMS))
+    assert len([r for r in api_server.requests if r.path == ROLLOUTS]) == pages
+
+
 def test_a_user_without_list_gets_one_error_line(run, api_server, kubeconfig_for):
     result = run("list", kubeconfig=kubeconfig_for("mallory@example.com"))
     assert result.returncode == 1

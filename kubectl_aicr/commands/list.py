@@ -54,12 +54,13 @@ def run(invocation, now=None):
 def list_rollouts(client, limit=PAGE_LIMIT):
     """Every RuntimeRollout as a :class:`objects.Rollout`, following ``continue`` tokens page by page.
 
-    Raises AicrError when the server repeats a token or sends more than :data:`MAX_ROLLOUTS`
-    items (a bound on the plugin's work); ApiError as the server answers (410 Gone for an
+    Raises AicrError when the server repeats a token, sends more than :data:`MAX_ROLLOUTS` items or
+    more pages than those fill (MAX_ROLLOUTS // limit + 2: bounds on the plugin's work and memory, whatever a
+    server sends: a token is kept only as its hash); ApiError as the server answers (410 Gone for an
     expired token, 403 without ``list``).
     """
     rollouts, token, seen = [], None, set()
-    while True:
+    for _ in range(MAX_ROLLOUTS // limit + 2):
         query = {"limit": str(limit)}
         if token:
             query["continue"] = token
@@ -71,9 +72,11 @@ def list_rollouts(client, limit=PAGE_LIMIT):
         token = objects.list_continue(listed)
         if not token:
             return rollouts
-        if token in seen:
+        if hash(token) in seen:  # equal tokens hash alike; a collision only ends the listing early, loudly
             raise AicrError("the API server repeated a continue token while listing RuntimeRollouts")
-        seen.add(token)
+        seen.add(hash(token))
+    raise AicrError("the API server sent more than %d pages of RuntimeRollouts, more than %d rollouts fill"
+                    % (MAX_ROLLOUTS // limit + 2, MAX_ROLLOUTS))
 
 
 def human_duration(seconds):

@@ -280,6 +280,12 @@ class _Handler(http.server.BaseHTTPRequestHandler):
                     b"</body>\r\n</html>\r\n")
             self._send(500, page, "text/html")
             return
+        if kind == "endless-pages":
+            token = base64.b64encode(b"%d:" % api.next_page() + b"x" * 6144).decode()
+            page = {"kind": "RuntimeRolloutList", "apiVersion": "operator.aicr.run/v1alpha1",
+                    "metadata": {"resourceVersion": "1", "continue": token}, "items": []}
+            self._send(200, json.dumps(page).encode(), "application/json")
+            return
         if kind == "redirect":
             target = "https://sso.example.invalid/login?rd=" + urllib.parse.quote(req.path, safe="")
             self._send(302, b'<a href="%s">Found</a>.\n' % target.encode(), "text/html; charset=utf-8",

@@ -38,7 +38,9 @@ FAULTS = ("hang", "trickle", "reset", "close-mid-body", "html-500", "redirect", 
           # the real answer in another framing HTTP/1.1 allows (RFC 9112), or framed wrongly
           "chunked", "interim", "http10-close", "folded-header", "bad-chunk", "two-lengths",
           # the real answer, kept alive by its headers, then the connection closed (an idle timeout)
-          "idle-close")
+          "idle-close",
+          # a list answered forever with empty pages, each with a new 8 KiB continue token
+          "endless-pages")
 
 
 def conflict_status_for_fault():

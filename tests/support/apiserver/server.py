@@ -236,12 +236,19 @@ class APIServer:
         folding in a header field); framed wrongly: bad-chunk (a chunk size that is not hex),
         two-lengths (two different Content-Length fields). idle-close: the real answer without
         ``Connection: close``, then the connection closed, as a proxy's idle timeout closes it.
+        endless-pages: every answer an empty list page with a new 8 KiB ``continue`` token.
         """
         return self._fault
 
     @fault.setter
     def fault(self, kind):
         self.set_fault(kind)
+
+    def next_page(self):
+        """A new number for each call (the endless-pages fault's tokens differ)."""
+        with self._lock:
+            self._pages = getattr(self, "_pages", 0) + 1
+            return self._pages
 
     def set_fault(self, kind, count=None, method=None):
         """Apply fault ``kind`` (None: no fault) to the next ``count`` requests (None: all); ``method``: only
