@@ -7,6 +7,9 @@ interpreter's bytecode first on sys.path (this module is loaded from that byteco
   own standard library), it runs itself again as ``python -I -S FILE ARGS`` (same interpreter, same
   process id, through exec): no PYTHONPATH, PYTHONHOME, PYTHONSTARTUP, PYTHONINSPECT, PYTHONUSERBASE, user or
   system site-packages, *customize module or current folder in that run.
+- A ``.pth`` file with an ``import`` line in a virtual environment's site-packages ran code at the
+  interpreter's start: the run starts again isolated (a ``.pth`` that only adds folders does not, nor
+  does a clean virtual environment; the interpreter's own site-packages belong to it as installed).
 - A sitecustomize in the standard library's own folder (Debian's and Ubuntu's python3 ship one, the apport
   hook) belongs to the interpreter as installed, like the rest of its standard library: it is no reason
   to start again (it would cost every run a second interpreter start on those systems).
@@ -37,9 +40,54 @@ def environment_reasons():
     user_site = getattr(site, "USER_SITE", None) if getattr(site, "ENABLE_USER_SITE", False) else None
     if user_site and user_site in sys.path:
         reasons.append("user site-packages")
-    reasons += [name for name in ("sitecustomize", "usercustomize")
-                if name in sys.modules and not _from_standard_library(sys.modules[name])]
+    reasons += [name for name in ("sitecustomize", "usercustomize") if _customized(name)]
+    pth = _code_running_pth(site)
+    if pth:
+        reasons.append(pth)
     return reasons
+
+
+def _customized(name):
+    """True when a ``name`` module (sitecustomize, usercustomize) ran, or could have, from outside the
+    standard library's folder: loaded (in sys.modules), or found on sys.path (one that raised is no longer
+    in sys.modules, but its hooks may stay installed)."""
+    module = sys.modules.get(name)
+    if module is not None:
+        return not _from_standard_library(module)
+    try:
+        import importlib.machinery
+        spec = importlib.machinery.PathFinder.find_spec(name)
+    except (ImportError, ValueError, OSError):
+        return False
+    origin = getattr(spec, "origin", None) if spec is not None else None
+    stdlib = os.path.dirname(getattr(os, "__file__", "") or "")
+    return bool(origin) and os.path.dirname(os.path.abspath(origin)) != os.path.abspath(stdlib)
+
+
+def _code_running_pth(site):
+    """In a virtual environment, the first ``.pth`` file with an ``import`` line (code the site module ran at
+    start-up) in its site-packages folders on sys.path, as ``"FOLDER/NAME.pth"``; None when there is none
+    (a clean virtual environment has none) or outside one: the site-packages of the interpreter as
+    installed are part of it, as its standard library is."""
+    if site is None or not hasattr(site, "getsitepackages") or sys.prefix == sys.base_prefix:
+        return None
+    prefix = os.path.join(os.path.abspath(sys.prefix), "")
+    for folder in site.getsitepackages():
+        if folder not in sys.path or not os.path.abspath(folder).startswith(prefix):
+            continue
+        try:
+            names = sorted(name for name in os.listdir(folder) if name.endswith(".pth"))
+        except OSError:
+            continue
+        for name in names:
+            try:
+                with open(os.path.join(folder, name), "rb") as handle:
+                    lines = handle.read(1 << 20).splitlines()
+            except OSError:
+                continue
+            if any(line.startswith((b"import ", b"import\t")) for line in lines):
+                return os.path.join(folder, name)
+    return None
 
 
 def isolate(archive):

@@ -21,6 +21,10 @@ PYTHONS = [pytest.param(python, id="%d.%d" % version) if python else
            if not os.environ.get("AICR_TEST_PYTHON") or (python and os.path.realpath(python) ==
                                                          os.path.realpath(os.environ["AICR_TEST_PYTHON"]))]
 
+# The interpreter this virtual environment was made from: a run of the plugin under the venv's own python would
+# start again isolated (start.py: the venv's setuptools .pth runs code), leaving the probe behind.
+BASE_PYTHON = os.path.join(sys.base_prefix, "bin", "python%d.%d" % sys.version_info[:2])
+
 # Runs the built file as the interpreter does (runpy, the zip on sys.path), counting every compile() and
 # reporting, at exit, the file of every kubectl_aicr module loaded.
 PROBE = r"""
@@ -102,7 +106,7 @@ def test_an_unknown_python_runs_from_source_and_the_build_says_so(tmp_path, api_
     assert ("note: no Python %s (pinned %s) found: not given by --python or AICR_BUILD_PYTHONS, none under "
             "%s/versions, no python%s on PATH: that version will run from source" % (
                 this, build.pinned()[sys.version_info[:2]], pyenv, this)) in built, built
-    result, files, compiled = probe(sys.executable, output, "describe", api_server.fixture_name("awaiting-approval"),
+    result, files, compiled = probe(BASE_PYTHON, output, "describe", api_server.fixture_name("awaiting-approval"),
                                     "--kubeconfig", kubeconfig_for())
     assert result.returncode == 0, result.stderr
     assert "Phase:" in result.stdout and "AwaitingApproval" in result.stdout
@@ -144,7 +148,7 @@ def test_prerendered_help_is_what_argparse_prints(plugin, python):
 def test_help_at_another_width_is_rendered_for_it(plugin, columns):
     """Another terminal width is not the pre-rendered one: argparse renders the help for it."""
     for argv in (["--help"], ["help", "approve"]):
-        result, files, _ = probe(sys.executable, plugin, *argv, env=dict(base_env(ROOT), COLUMNS=columns))
+        result, files, _ = probe(BASE_PYTHON, plugin, *argv, env=dict(base_env(ROOT), COLUMNS=columns))
         assert result.returncode == 0 and any(f.endswith("/cli.pyc") for f in files), files
         expected = subprocess.run([sys.executable, "-S", "-c", ARGPARSE, ROOT] + argv, stdout=subprocess.PIPE,
                                   universal_newlines=True, check=True, env=dict(base_env(ROOT), COLUMNS=columns))
@@ -152,7 +156,7 @@ def test_help_at_another_width_is_rendered_for_it(plugin, columns):
 
 
 def test_completing_a_command_loads_no_transport(plugin):
-    result, files, _ = probe(sys.executable, plugin, "__complete", "de")
+    result, files, _ = probe(BASE_PYTHON, plugin, "__complete", "de")
     assert result.stdout == "describe\n:4\n"
     assert any(f.endswith("/commands/complete.pyc") for f in files), files  # the probe sees the package
     assert not any("/kubectl_aicr/kube/" in f for f in files), files  # no kubeconfig, clientcmd, rest
@@ -251,7 +255,7 @@ def test_no_reexec_without_such_variables(plugin, tmp_path):
     home.mkdir()
     script = "import os, sys; sys.argv = [sys.argv[1], 'version']; os.execv = None; import runpy; " \
              "runpy.run_path(sys.argv[0], run_name='__main__')"
-    python = plugin_command(plugin)[0] if len(plugin_command(plugin)) > 1 else sys.executable
+    python = plugin_command(plugin)[0] if len(plugin_command(plugin)) > 1 else BASE_PYTHON
     result = subprocess.run([python, "-s", "-c", script, plugin], env=_environ(home, PYTHONDONTWRITEBYTECODE="1"),
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True, timeout=60)
     assert result.returncode == 0 and result.stdout.startswith("kubectl-aicr "), result.stderr

@@ -167,6 +167,7 @@ def test_only_a_customize_module_from_outside_the_standard_library_is_a_reason_t
     for name in list(os.environ):
         if name.startswith("PYTHON"):
             monkeypatch.delenv(name)
+    monkeypatch.setattr(start, "_code_running_pth", lambda site: None)  # this run's venv has one
     stdlib = os.path.dirname(os.__file__)
     for where, reason in ((os.path.join(stdlib, "sitecustomize.py"), []),
                           (os.path.join(stdlib, "site-packages", "sitecustomize.py"), ["sitecustomize"]),
@@ -341,3 +342,24 @@ def test_http1_sends_utf_8_values_and_a_lone_surrogate_as_u_fffd():
                                                ("Impersonate-Group", "b")], b"{}")
     assert data == (b"PATCH /x HTTP/1.1\r\nImpersonate-User: j\xc3\xb6rg\xef\xbf\xbd\r\nImpersonate-Group: a\r\n"
                     b"Impersonate-Group: b\r\nContent-Length: 2\r\n\r\n{}")
+
+
+def test_a_code_running_pth_file_in_a_virtual_environment_is_a_reason_to_start_again(tmp_path, monkeypatch):
+    """start._code_running_pth: in a virtual environment, a site-packages .pth with an import line ran code
+    at start-up (a reason to start again isolated); a .pth that only adds folders, or none, is not; outside
+    a virtual environment the interpreter's own site-packages are part of it."""
+    import types
+    from kubectl_aicr import start
+    venv = tmp_path / "venv"
+    packages = venv / "lib" / "site-packages"
+    packages.mkdir(parents=True)
+    site = types.SimpleNamespace(getsitepackages=lambda: [str(packages)])
+    monkeypatch.setattr(sys, "prefix", str(venv))
+    monkeypatch.setattr(sys, "path", sys.path + [str(packages)])
+    assert start._code_running_pth(site) is None  # a clean virtual environment
+    (packages / "paths.pth").write_text("/opt/somewhere\n# import nothing\n")
+    assert start._code_running_pth(site) is None
+    (packages / "spy.pth").write_text("import spy; spy.install()\n")
+    assert start._code_running_pth(site) == str(packages / "spy.pth")
+    monkeypatch.setattr(sys, "prefix", sys.base_prefix)
+    assert start._code_running_pth(site) is None  # the interpreter as installed
