@@ -192,7 +192,7 @@ def shell_line(words):
 
 
 def _shell_word(word, encoding):
-    import shlex  # only reproduce prints shell lines
+    import shlex  # only shell lines need it (reproduce's commands, describe's decision line)
     if shown(word) != word:
         raise ValueError("a word with characters that cannot be shown as they are")
     if shown(word, encoding) == word:
