@@ -446,6 +446,9 @@ def warn_unused_flags(invocation):
         output.warning(text)
 
 
+_FLAG_SPELLINGS = frozenset([name for name, _, _ in FLAGS] + ["-h", "--help", "--version"])
+
+
 def _join_flag_values(argv):
     """``--flag value`` -> ``--flag=value``, so a value may start with '-' (``--expires -1h``), as pflag takes it."""
     valued = {flag for flag in (name for name, _, _ in FLAGS) if takes_value(flag)}
@@ -456,7 +459,13 @@ def _join_flag_values(argv):
             joined.append("%s=%s" % (item, BARE_FLAG_VALUES[item]))
             index += 1
         elif item in valued and index + 1 < len(argv):
-            joined.append("%s=%s" % (item, argv[index + 1]))
+            value = argv[index + 1]
+            if value.partition("=")[0] in _FLAG_SPELLINGS:
+                # pflag would take "--help" or "--dry-run=server" as this flag's value, and a pasted line
+                # ending "--reason" followed by a flag would record that flag as the reason: refused
+                raise UsageError("flag needs an argument: %s (%s is a flag; write %s=%s to mean that text)"
+                                 % (item, value, item, value), hints=[_see(argv)])
+            joined.append("%s=%s" % (item, value))
             index += 2
         else:
             joined.append(item)

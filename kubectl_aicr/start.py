@@ -52,16 +52,18 @@ def _customized(name):
     standard library's folder: loaded (in sys.modules), or found on sys.path (one that raised is no longer
     in sys.modules, but its hooks may stay installed)."""
     module = sys.modules.get(name)
-    if module is not None:
-        return not _from_standard_library(module)
-    try:
+    if module is not None and not _from_standard_library(module):
+        return True
+    try:  # where the file really is (a module may set its own __file__ to anything)
         import importlib.machinery
         spec = importlib.machinery.PathFinder.find_spec(name)
     except (ImportError, ValueError, OSError):
-        return False
+        return module is not None
     origin = getattr(spec, "origin", None) if spec is not None else None
     stdlib = os.path.dirname(getattr(os, "__file__", "") or "")
-    return bool(origin) and os.path.dirname(os.path.abspath(origin)) != os.path.abspath(stdlib)
+    if not origin:
+        return spec is not None or (module is not None and getattr(module, "__file__", None) is None)
+    return os.path.dirname(os.path.abspath(origin)) != os.path.abspath(stdlib)
 
 
 def _code_running_pth(site):
@@ -80,13 +82,16 @@ def _code_running_pth(site):
         except OSError:
             continue
         for name in names:
+            path = os.path.join(folder, name)
             try:
-                with open(os.path.join(folder, name), "rb") as handle:
-                    lines = handle.read(1 << 20).splitlines()
+                with open(path, "rb") as handle:
+                    data = handle.read()  # whole: site.py reads every line
             except OSError:
                 continue
-            if any(line.startswith((b"import ", b"import\t")) for line in lines):
-                return os.path.join(folder, name)
+            if data.startswith(b"\xef\xbb\xbf"):  # site.py (3.13) decodes utf-8-sig: a BOM hides nothing
+                data = data[3:]
+            if any(line.startswith((b"import ", b"import\t")) for line in data.splitlines()):
+                return path
     return None
 
 

@@ -92,8 +92,9 @@ def test_malformed_durations_are_refused(text):
 
 
 def test_a_value_may_start_with_a_dash_as_pflag_takes_it():
-    inv = cli.parse(["approve", "r", "--expires", "-1h", "--reason", "--version"])
-    assert inv.expires == "-1h" and inv.reason == "--version"
+    """(A value that is one of the plugin's own flag names is refused instead: see below.)"""
+    inv = cli.parse(["approve", "r", "--expires", "-1h", "--reason", "--versions differ"])
+    assert inv.expires == "-1h" and inv.reason == "--versions differ"
 
 
 # -- the hand parser (cli._values) against argparse on the same words ---------------------------------------
@@ -173,3 +174,19 @@ def test_a_boolean_flag_takes_only_go_parsebool_spellings(argv, flag):
 def test_help_or_all_given_false_is_not_given():
     assert cli.parse(["describe", "r", "--help=false"]).command == "describe"
     assert cli.parse(["list", "--all=0"]).all is None and cli.parse(["list", "--all=TRUE"]).all is True
+
+
+@pytest.mark.parametrize("value", ["--help", "-h", "--dry-run=server", "--dry-run", "--all", "--context=x",
+                                   "--version"])
+def test_a_flag_is_never_taken_as_the_value_of_the_flag_before_it(value):
+    """A pasted decision line ends with --reason: whatever flag is typed after it must not become the reason
+    (pflag would take it), or a write would be recorded with the reason "--help"."""
+    with pytest.raises(UsageError) as refused:
+        cli.parse(["approve", "r", "--reason", value])
+    assert str(refused.value).startswith("flag needs an argument: --reason (%s is a flag; write --reason=" % value)
+
+
+def test_a_value_that_only_looks_like_a_flag_is_still_a_value():
+    assert cli.parse(["approve", "r", "--reason", "--not-a-flag"]).reason == "--not-a-flag"
+    assert cli.parse(["approve", "r", "--reason=--help"]).reason == "--help"
+    assert cli.parse(["approve", "r", "--reason", "x", "--expires", "-1h"]).expires == "-1h"

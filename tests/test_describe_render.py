@@ -301,6 +301,14 @@ def decisions(lines):
     return [line for line in lines if line.startswith(DECIDE)]
 
 
+def test_no_approve_line_once_the_deadline_has_passed():
+    """approve without --expires takes the deadline as the approval's end, and refuses one that passed."""
+    import datetime
+    rollout = objects.rollout(fixture("no-assessment"))
+    assert describe.binding_lines(rollout, None, None, rollout.deadline - datetime.timedelta(seconds=1))
+    assert describe.binding_lines(rollout, None, None, rollout.deadline) == []
+
+
 def test_no_decision_is_offered_that_the_command_would_refuse():
     """approve refuses an assessment report that does not verify (unless --allow-unverified-report), revoke a
     rollout that is Validating (operator-api.md rule 2): describe offers neither."""

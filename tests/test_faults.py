@@ -73,6 +73,17 @@ def test_a_kept_alive_connection_closed_while_idle_is_dialed_again(run, api_serv
     assert api_server.get_object("runtimerollouts", name)["spec"]["approval"]["user"] == "bob@example.com"
 
 
+def test_an_unasked_answer_glued_to_the_last_is_never_taken_for_the_next(run, api_server, kubeconfig_for):
+    """An unasked 408 arrives in the same write as an answer, the connection left open: the next request
+    goes on a new connection (Go drops a connection with an unsolicited response), never reads the 408."""
+    name = api_server.fixture_name("awaiting-approval")
+    plain = run("describe", name, kubeconfig=kubeconfig_for())
+    api_server.set_fault("glued-408")
+    glued = run("describe", name, kubeconfig=kubeconfig_for())
+    api_server.set_fault(None)
+    assert (glued.returncode, glued.stdout, glued.stderr) == (0, plain.stdout, plain.stderr)
+
+
 def test_credentials_never_follow_a_redirect(run, api_server, kubeconfig_for):
     api_server.set_fault("redirect")
     result = run("describe", api_server.fixture_name("install"), kubeconfig=kubeconfig_for("bob@example.com"))

@@ -363,3 +363,33 @@ def test_a_code_running_pth_file_in_a_virtual_environment_is_a_reason_to_start_a
     assert start._code_running_pth(site) == str(packages / "spy.pth")
     monkeypatch.setattr(sys, "prefix", sys.base_prefix)
     assert start._code_running_pth(site) is None  # the interpreter as installed
+
+
+def test_a_pth_hides_no_code_behind_a_bom_or_a_megabyte_of_comments(tmp_path, monkeypatch):
+    """site.py reads every line of a .pth (decoding utf-8-sig on 3.13): so does start._code_running_pth."""
+    import types
+    from kubectl_aicr import start
+    packages = tmp_path / "venv" / "lib" / "site-packages"
+    packages.mkdir(parents=True)
+    site = types.SimpleNamespace(getsitepackages=lambda: [str(packages)])
+    monkeypatch.setattr(sys, "prefix", str(tmp_path / "venv"))
+    monkeypatch.setattr(sys, "path", sys.path + [str(packages)])
+    (packages / "bom.pth").write_bytes(b"\xef\xbb\xbfimport spy\n")
+    assert start._code_running_pth(site) == str(packages / "bom.pth")
+    (packages / "bom.pth").unlink()
+    (packages / "long.pth").write_bytes(b"# padding\n" * 200000 + b"import spy\n")
+    assert start._code_running_pth(site) == str(packages / "long.pth")
+
+
+def test_a_sitecustomize_claiming_to_be_the_standard_librarys_is_looked_up_where_it_is(tmp_path, monkeypatch):
+    """A loaded sitecustomize whose __file__ says it sits beside os.py, found on sys.path elsewhere: a reason."""
+    import importlib
+    import types
+    from kubectl_aicr import start
+    (tmp_path / "sitecustomize.py").write_text("pass\n")
+    monkeypatch.setattr(sys, "path", [str(tmp_path)] + sys.path)
+    importlib.invalidate_caches()
+    spoof = types.ModuleType("sitecustomize")
+    spoof.__file__ = os.path.join(os.path.dirname(os.__file__), "sitecustomize.py")
+    monkeypatch.setitem(sys.modules, "sitecustomize", spoof)
+    assert start._customized("sitecustomize") is True

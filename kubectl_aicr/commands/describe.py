@@ -302,10 +302,10 @@ def render(rollout, verified, namespace, now, name=None):
     """All of describe's lines, in the order an approver reads them (``name``: the rollout asked for; the
     decision line is offered only for it)."""
     return (summary_lines(rollout, now) + step_lines(rollout) + report_lines(rollout, verified, namespace)
-            + recorded_lines(rollout) + acknowledgement_lines(rollout) + binding_lines(rollout, verified, name))
+            + recorded_lines(rollout) + acknowledgement_lines(rollout) + binding_lines(rollout, verified, name, now))
 
 
-def binding_lines(rollout, verified=None, name=None):
+def binding_lines(rollout, verified=None, name=None, now=None):
     """The decision this rollout waits on, bound to what was shown: its UID, target plan and assessment
     digest as --expect-uid, --expect-digest and --expect-assessment (the write commands refuse when any of
     them differs), as one command line that pastes into a shell as it reads. Every value is written
@@ -317,7 +317,7 @@ def binding_lines(rollout, verified=None, name=None):
     Offered only where the command would act: acknowledge for a rollout awaiting an acknowledgement of a
     named release, approve for one awaiting a required approval whose assessment report verified
     (``verified``: the :class:`objects.VerifiedReport` shown; approve refuses an unverified one) or that
-    records none, revoke for a revocable one (not while Validating). No line when the rollout has ended,
+    records none, and whose deadline is still ahead of ``now`` (else approve needs --expires), revoke for a revocable one (not while Validating). No line when the rollout has ended,
     its facts are malformed, its name is not a Kubernetes object name or not ``name`` (the one asked
     for), or a word cannot be shown as it is."""
     if rollout.ended or not isinstance(rollout.uid, str) or not isinstance(rollout.name, str) or not \
@@ -327,7 +327,8 @@ def binding_lines(rollout, verified=None, name=None):
     report_ok = rollout.assessment_digest is None or (verified is not None and not verified.problem)
     if rollout.awaits_acknowledgement and isinstance(rollout.awaiting_acknowledgement, str):
         words, last = ["acknowledge", rollout.name, "--release=" + rollout.awaiting_acknowledgement], []
-    elif rollout.awaits_approval and rollout.approval_required is True and report_ok:
+    elif rollout.awaits_approval and rollout.approval_required is True and report_ok and (
+            now is None or (isinstance(rollout.deadline, datetime.datetime) and rollout.deadline > now)):
         words, last = ["approve", rollout.name], ["--reason"]
     elif rollout.revocable:
         words, last = ["revoke", rollout.name], ["--reason"]

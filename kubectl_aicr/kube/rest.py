@@ -364,12 +364,21 @@ class _Connection:
         a request was sent: the server closed it (an EOF) or wrote unasked (a 408); the next request dials."""
         import select
         try:
-            readable = self.sock.pending() or select.select([self.sock], [], [], 0)[0]
+            readable = bool(self.sock.pending() or select.select([self.sock], [], [], 0)[0]) or self._buffered()
         except (OSError, ValueError):
             readable = True
         if readable:
             self.close()
-        return bool(readable)
+        return readable
+
+    def _buffered(self):
+        """True when the reader's buffer holds bytes the last answer did not use (an unasked 408 glued to
+        it): with the socket non-blocking, peek returns buffered bytes without reading, else raises."""
+        self.sock.settimeout(0.0)
+        try:
+            return bool(self._reader.peek(1))
+        except (ssl.SSLWantReadError, BlockingIOError):
+            return False
 
     def close(self):
         reader, sock, self._reader, self.sock = self._reader, self.sock, None, None

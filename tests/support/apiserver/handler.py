@@ -304,6 +304,12 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             if kind in _FRAMINGS:
                 self.wfile.write(_FRAMINGS[kind](code, content_type, data))
                 return
+            if kind == "glued-408":
+                self.wfile.write(_head(code, [b"Content-Type: " + content_type.encode(),
+                                              b"Content-Length: %d" % len(data)]) + data
+                                 + _head(408, [b"Content-Length: 0", b"Connection: close"]))
+                self.close_connection = False
+                return
             self._write_head(code, content_type, len(data))
             if kind == "idle-close":
                 self.wfile.write(data)

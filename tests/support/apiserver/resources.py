@@ -40,7 +40,9 @@ FAULTS = ("hang", "trickle", "reset", "close-mid-body", "html-500", "redirect", 
           # the real answer, kept alive by its headers, then the connection closed (an idle timeout)
           "idle-close",
           # a list answered forever with empty pages, each with a new 8 KiB continue token
-          "endless-pages")
+          "endless-pages",
+          # the real answer with an unasked 408 glued to it in the same write, the connection left open
+          "glued-408")
 
 
 def conflict_status_for_fault():

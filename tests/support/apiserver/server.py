@@ -237,6 +237,7 @@ class APIServer:
         two-lengths (two different Content-Length fields). idle-close: the real answer without
         ``Connection: close``, then the connection closed, as a proxy's idle timeout closes it.
         endless-pages: every answer an empty list page with a new 8 KiB ``continue`` token.
+        glued-408: the real answer and, in the same write, an unasked 408; the connection stays open.
         """
         return self._fault
 
