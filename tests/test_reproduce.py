@@ -273,13 +273,14 @@ def test_unknown_flags_and_values_of_the_wrong_shape_are_refused(run, api_server
 # ---------------------------------------------------------------------------------------------
 # --dir that reads as an option; a digest prefix as describe prints it (issue 16)
 
-@pytest.mark.parametrize("args", [["--dir", "-"], ["--dir=-rf"], ["--dir", "--help"]])
-def test_a_dir_that_reads_as_an_option_is_refused(run, api_server, kubeconfig_for, tmp_path, args):
+@pytest.mark.parametrize("args, words", [(["--dir", "-"], "reads as an option"), (["--dir=-rf"], "reads as an option"),
+                                         (["--dir", "--help"], "flag needs an argument: --dir (--help is a flag")])
+def test_a_dir_that_reads_as_an_option_is_refused(run, api_server, kubeconfig_for, tmp_path, args, words):
     work = tmp_path / "work"
     work.mkdir()
     result = run("reproduce", *args, kubeconfig=kubeconfig_for(), cwd=str(work))
     assert result.returncode == 2, (result.stdout, result.stderr)
-    assert "reads as an option" in result.stderr and len(result.stderr.splitlines()) == 1
+    assert result.stderr.startswith("error: ") and words in result.stderr.splitlines()[0]
     assert os.listdir(str(work)) == [] and api_server.requests == []
 
 
