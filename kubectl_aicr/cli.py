@@ -617,11 +617,7 @@ def _switches(argv):
     for item in argv:
         flag, sep, value = item.partition("=")
         if sep and flag in switches:
-            shown = "-h, --help" if flag in ("-h", "--help") else flag
-            if value not in _GO_TRUE + _GO_FALSE:
-                raise UsageError('invalid argument "%s" for "%s" flag: strconv.ParseBool: parsing "%s": invalid '
-                                 "syntax" % (value, shown, value))
-            if value in _GO_TRUE:
+            if _go_bool("-h, --help" if flag in ("-h", "--help") else flag, value):
                 result.append(flag)
             continue
         result.append(item)

@@ -131,7 +131,7 @@ def or_none(value):
 
 def printable(text):
     """True when ``text`` (str) has no character :func:`shown` escapes: it reaches a terminal as it is."""
-    return (text.isascii() and text.isprintable()) or _unsafe().search(text) is None
+    return shown(text) == text
 
 
 def safe(value):

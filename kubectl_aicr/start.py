@@ -26,11 +26,10 @@ HARMLESS = ("PYTHONUNBUFFERED", "PYTHONDONTWRITEBYTECODE", "PYTHONHASHSEED", "PY
             "PYTHONPYCACHEPREFIX", "PYTHONIOENCODING", "PYTHONUTF8")
 
 
-def _from_standard_library(module):
-    """True when ``module`` was loaded from the interpreter's standard library folder (where ``os`` is)."""
-    where = getattr(module, "__file__", None)
+def _in_standard_library(path):
+    """True when the file ``path`` sits in the interpreter's standard library folder (where ``os`` is)."""
     stdlib = os.path.dirname(getattr(os, "__file__", "") or "")
-    return bool(where and stdlib) and os.path.dirname(os.path.abspath(where)) == os.path.abspath(stdlib)
+    return bool(path and stdlib) and os.path.dirname(os.path.abspath(path)) == os.path.abspath(stdlib)
 
 
 def environment_reasons():
@@ -52,7 +51,7 @@ def _customized(name):
     standard library's folder: loaded (in sys.modules), or found on sys.path (one that raised is no longer
     in sys.modules, but its hooks may stay installed)."""
     module = sys.modules.get(name)
-    if module is not None and not _from_standard_library(module):
+    if module is not None and not _in_standard_library(getattr(module, "__file__", None)):
         return True
     try:  # where the file really is (a module may set its own __file__ to anything)
         import importlib.machinery
@@ -60,10 +59,9 @@ def _customized(name):
     except (ImportError, ValueError, OSError):
         return module is not None
     origin = getattr(spec, "origin", None) if spec is not None else None
-    stdlib = os.path.dirname(getattr(os, "__file__", "") or "")
     if not origin:
         return spec is not None or (module is not None and getattr(module, "__file__", None) is None)
-    return os.path.dirname(os.path.abspath(origin)) != os.path.abspath(stdlib)
+    return not _in_standard_library(origin)
 
 
 def _code_running_pth(site):

@@ -860,9 +860,7 @@ class _Parser(object):
                 else:
                     self.fail("invalid escape sequence %r" % ("\\" + e), q)
             elif c == "\n":
-                chunks.append(text[pos:q].rstrip(" \t"))
-                pos, breaks = self.fold(q, indent, start, "double-quoted")
-                chunks.append(" " if breaks == 0 else "\n" * breaks)
+                pos = self.quoted_break(chunks, pos, q, indent, start, "double-quoted")
             else:
                 self.fail("unterminated double-quoted string", start)
 
@@ -898,11 +896,18 @@ class _Parser(object):
                 chunks.append(text[pos:q])
                 return "".join(chunks), q + 1
             if c == "\n":
-                chunks.append(text[pos:q].rstrip(" \t"))
-                pos, breaks = self.fold(q, indent, start, "single-quoted")
-                chunks.append(" " if breaks == 0 else "\n" * breaks)
+                pos = self.quoted_break(chunks, pos, q, indent, start, "single-quoted")
             else:
                 self.fail("unterminated single-quoted string", start)
+
+    def quoted_break(self, chunks, pos, q, indent, start, what):
+        """A line break at ``q`` inside a quoted scalar (7.3.1, 7.3.2): the line's trailing white space goes,
+        the break folds to a space (or stays, as many as there were empty lines); returns where the next
+        line's content starts."""
+        chunks.append(self.text[pos:q].rstrip(" \t"))
+        pos, breaks = self.fold(q, indent, start, what)
+        chunks.append(" " if breaks == 0 else "\n" * breaks)
+        return pos
 
     # -- properties and values (6.9, 10) -------------------------------------------------
 
