@@ -558,3 +558,29 @@ def test_each_run_writes_to_a_new_private_folder_that_its_commands_name(run, api
         assert oras[3] == os.path.join(made, "bundle")
         assert diff[2:] == [os.path.join(made, "rendered"), os.path.join(made, "bundle")]
     assert os.listdir(str(same)) == []
+
+
+def test_a_symlinked_dir_of_ones_own_is_followed_and_the_commands_name_its_real_path(run, api_server,
+                                                                                      kubeconfig_for, tmp_path):
+    real = tmp_path / "real"
+    real.mkdir(mode=0o700)
+    os.symlink(str(real), str(tmp_path / "link"))
+    result = run("reproduce", "--dir", tmp_path / "link" / "out", kubeconfig=kubeconfig_for())
+    assert result.returncode == 0, result.stderr
+    made = real / "out" / run_folder(api_server, "plan-active")
+    assert recipe_path(result.stdout) == str(made / "recipe.json")
+    assert os.stat(str(real / "out")).st_mode & 0o777 == 0o700
+    assert all(str(tmp_path / "link") not in line for line in command_lines(result.stdout))
+
+
+@pytest.mark.parametrize("make,words", [
+    (lambda d: d.write_text("x"), "is not a folder (a file)"),
+    (lambda d: os.symlink("nowhere", str(d)), "is not a folder (a broken symbolic link to nowhere)"),
+])
+def test_a_dir_that_is_no_folder_is_refused(run, api_server, kubeconfig_for, tmp_path, make, words):
+    target = tmp_path / "out"
+    make(target)
+    for folder, where in ((target, ""), (target / "deeper", ": %s above it" % target)):
+        result = run("reproduce", "--dir", folder, kubeconfig=kubeconfig_for())
+        one_error_line(result, "--dir %s %s" % (folder, words.replace("is not a folder", "is not a folder" + where)))
+    assert sorted(os.listdir(str(tmp_path))) == sorted(["home", "kubeconfig-1", "kubeconfig-2", "out"])
