@@ -486,7 +486,8 @@ def _planted(tmp_path, owner=None, mode=0o777):
 
 @pytest.mark.parametrize("owner,mode,words", [
     (65534, 0o777, "belongs to uid 65534"), (65534, 0o755, "belongs to uid 65534"),
-    (None, 0o777, "writable by others"), (None, 0o775, "writable by others"), (None, 0o1777, "writable by others")])
+    (None, 0o777, "writable by others"), (None, 0o775, "writable by others"), (None, 0o1777, "writable by others")],
+    ids=["other-0777", "other-0755", "mine-0777", "mine-0775", "mine-1777"])
 def test_a_dir_another_user_made_or_can_change_is_refused(run, api_server, kubeconfig_for, tmp_path, owner, mode,
                                                           words):
     shared, trap = _planted(tmp_path, owner, mode)
@@ -498,7 +499,8 @@ def test_a_dir_another_user_made_or_can_change_is_refused(run, api_server, kubec
 
 @pytest.mark.parametrize("mode,owner,words", [(0o777, None, "writable by others without the sticky bit"),
                                               (0o775, None, "writable by others without the sticky bit"),
-                                              (0o755, 65534, "belongs to uid 65534")])
+                                              (0o755, 65534, "belongs to uid 65534")],
+                         ids=["mine-0777", "mine-0775", "other-0755"])
 def test_a_dir_under_a_folder_others_can_change_is_refused(run, api_server, kubeconfig_for, tmp_path, mode, owner,
                                                            words):
     """Another user who may rename entries of a parent could swap --dir for theirs after the run."""
@@ -579,7 +581,7 @@ def test_a_symlinked_dir_of_ones_own_is_followed_and_the_commands_name_its_real_
 @pytest.mark.parametrize("make,words", [
     (lambda d: d.write_text("x"), "is not a folder (a file)"),
     (lambda d: os.symlink("nowhere", str(d)), "is not a folder (a broken symbolic link to nowhere)"),
-])
+], ids=["file", "broken-link"])
 def test_a_dir_that_is_no_folder_is_refused(run, api_server, kubeconfig_for, tmp_path, make, words):
     target = tmp_path / "out"
     make(target)
