@@ -202,14 +202,9 @@ def restore_runtime(cluster):
     cluster.restore("cluster")
 
 
-def run_folder(cluster, role):
-    """The folder a first reproduce of the plan ``role`` makes under --dir: aicr-plan-<16 hex>."""
-    return "aicr-plan-" + digest_of(cluster, role)[len("sha256:"):][:16]
-
-
 def test_reproduce_without_an_argument_takes_the_active_plan(run, cluster, tmp_path):
-    folder = tmp_path / "out" / run_folder(cluster, "plan-active")
-    result = run("reproduce", "--dir", tmp_path / "out", kubeconfig=cluster.kubeconfig("carol@example.com"))
+    folder = tmp_path / "out"
+    result = run("reproduce", "--dir", folder, kubeconfig=cluster.kubeconfig("carol@example.com"))
     assert result.returncode == 0, result.stderr
     active = cluster.get("plan-active")
     assert (folder / "recipe.json").read_bytes() == active["data"]["recipe.json"].encode("utf-8")
@@ -222,9 +217,10 @@ def test_reproduce_without_an_argument_takes_the_active_plan(run, cluster, tmp_p
     argv = shlex.split(docker)
     assert argv[:5] == ["docker", "run", "--rm", "--user", "$(id -u):$(id -g)"] and active["data"]["aicrImage"] in argv
     assert argv[-4 - len(flags):-4] == flags  # the plan's flags, then reproduce's own, which win
-    assert argv[-4:] == ["--recipe", "/work/recipe.json", "--output", "/work/rendered"]
+    made = "aicr-plan-" + digest_of(cluster, "plan-active")[len("sha256:"):][:16]  # this run's own folder
+    assert argv[-4:] == ["--recipe", "/work/recipe.json", "--output", "/work/%s/rendered" % made]
     assert shlex.split(oras)[:2] == ["oras", "pull"] and shlex.split(oras)[-1] == active["data"]["bundle"]
-    assert shlex.split(diff) == ["diff", "-r", str(folder / "rendered"), str(folder / "bundle")]
+    assert shlex.split(diff) == ["diff", "-r", str(folder / made / "rendered"), str(folder / made / "bundle")]
 
 
 def test_reproduce_takes_the_candidate_when_there_is_no_active_plan(run, cluster, tmp_path, restore_runtime):
@@ -250,8 +246,7 @@ def test_a_plan_by_digest_is_found_by_its_annotation(run, cluster, tmp_path):
     result = run("reproduce", digest_of(cluster, "plan-candidate"), "--dir", tmp_path,
                  kubeconfig=cluster.kubeconfig())
     assert result.returncode == 0, result.stderr
-    assert (tmp_path / run_folder(cluster, "plan-candidate") / "recipe.json").read_bytes() == \
-        cluster.get("plan-candidate")["data"]["recipe.json"].encode()
+    assert (tmp_path / "recipe.json").read_bytes() == cluster.get("plan-candidate")["data"]["recipe.json"].encode()
 
 
 def test_a_plan_by_name_must_carry_the_matching_annotation(run, cluster, tmp_path):

@@ -34,8 +34,9 @@ def run_folder(api_server, role):
 
 
 def test_no_argument_takes_the_active_plan(run, api_server, kubeconfig_for, tmp_path):
-    folder = tmp_path / "out" / run_folder(api_server, "plan-active")
-    result = run("reproduce", "--dir", tmp_path / "out", kubeconfig=kubeconfig_for("carol@example.com"))
+    folder = tmp_path / "out"
+    made = folder / run_folder(api_server, "plan-active")
+    result = run("reproduce", "--dir", folder, kubeconfig=kubeconfig_for("carol@example.com"))
     assert result.returncode == 0, result.stderr
     active = plan(api_server, "plan-active")
     recipe = (folder / "recipe.json").read_bytes()
@@ -49,9 +50,10 @@ def test_no_argument_takes_the_active_plan(run, api_server, kubeconfig_for, tmp_
     assert argv[:5] == ["docker", "run", "--rm", "--user", "$(id -u):$(id -g)"] and active["data"]["aicrImage"] in argv
     assert argv[5:8] == ["--mount", "type=bind,source=%s,target=/work" % folder, active["data"]["aicrImage"]]
     assert argv[-4 - len(flags):-4] == flags  # the plan's flags, then reproduce's own, which win
-    assert argv[-4:] == ["--recipe", "/work/recipe.json", "--output", "/work/rendered"]
-    assert shlex.split(oras) == ["oras", "pull", "--output", str(folder / "bundle"), active["data"]["bundle"]]
-    assert shlex.split(diff) == ["diff", "-r", str(folder / "rendered"), str(folder / "bundle")]
+    assert argv[-4:] == ["--recipe", "/work/recipe.json", "--output", "/work/%s/rendered" % made.name]
+    assert shlex.split(oras) == ["oras", "pull", "--output", str(made / "bundle"), active["data"]["bundle"]]
+    assert shlex.split(diff) == ["diff", "-r", str(made / "rendered"), str(made / "bundle")]
+    assert os.listdir(str(made)) == []  # new and empty: rendered/ and bundle/ are this run's
     assert "Zero diff means the operator deployed exactly what the AICR CLI renders" in result.stdout
     assert only_reads(api_server)
 
@@ -81,7 +83,7 @@ def test_by_digest_is_found_by_annotation_not_by_name(run, api_server, kubeconfi
     assert result.returncode == 0, result.stderr
     assert [r.query for r in api_server.requests if r.path.endswith("/configmaps")] == [
         "labelSelector=operator.aicr.run%2Frole%3Dplan"]
-    assert (tmp_path / run_folder(api_server, "plan-candidate") / "recipe.json").read_bytes() == \
+    assert (tmp_path / "recipe.json").read_bytes() == \
         plan(api_server, "plan-candidate")["data"]["recipe.json"].encode()
 
 
@@ -176,7 +178,8 @@ def test_a_value_with_control_characters_is_refused(run, api_server, kubeconfig_
 
 def test_a_planted_symlink_is_never_followed(run, api_server, kubeconfig_for, tmp_path):
     """Symbolic links in --dir where the recipe (recipe.json) or the run's folder (aicr-plan-...) would go:
-    neither is written through; the run takes the next free name and writes a plain file there."""
+    neither is written through; the recipe replaces the link with a plain file, the run takes the next free
+    folder name."""
     folder = tmp_path / "out"
     folder.mkdir(mode=0o700)
     victim = tmp_path / "victim"
@@ -190,11 +193,12 @@ def test_a_planted_symlink_is_never_followed(run, api_server, kubeconfig_for, tm
     assert result.returncode == 0, result.stderr
     assert victim.read_text() == "precious" and os.listdir(str(elsewhere)) == []
     made = folder / (name + "-2")
-    assert recipe_path(result.stdout) == str(made / "recipe.json")
-    assert not os.path.islink(str(made)) and not os.path.islink(str(made / "recipe.json"))
-    recipe = (made / "recipe.json").read_bytes()
+    assert recipe_path(result.stdout) == str(folder / "recipe.json")
+    assert not os.path.islink(str(made)) and not os.path.islink(str(folder / "recipe.json"))
+    recipe = (folder / "recipe.json").read_bytes()
     assert "sha256:" + hashlib.sha256(recipe).hexdigest() == plan(api_server, "plan-active")["data"]["recipeDigest"]
-    assert os.listdir(str(made)) == ["recipe.json"]  # no temporary file left behind
+    assert os.listdir(str(made)) == [] and str(made / "rendered") in result.stdout
+    assert sorted(os.listdir(str(folder))) == sorted(["recipe.json", name, made.name])  # no temporary file left
 
 
 def test_reproduce_changes_nothing_in_the_cluster(run, api_server, kubeconfig_for, tmp_path):
@@ -303,7 +307,7 @@ def test_a_dir_that_reads_as_an_option_is_refused(run, api_server, kubeconfig_fo
 def test_a_folder_named_like_an_option_can_be_written_as_a_path(run, api_server, kubeconfig_for, tmp_path):
     result = run("reproduce", "--dir", "./-", kubeconfig=kubeconfig_for(), cwd=str(tmp_path))
     assert result.returncode == 0, result.stderr
-    assert (tmp_path / "-" / run_folder(api_server, "plan-active") / "recipe.json").exists()
+    assert (tmp_path / "-" / "recipe.json").exists()
 
 
 def test_a_16_digit_prefix_as_describe_prints_it_names_the_plan(run, api_server, kubeconfig_for, tmp_path):
@@ -312,7 +316,7 @@ def test_a_16_digit_prefix_as_describe_prints_it_names_the_plan(run, api_server,
     assert result.returncode == 0, result.stderr
     assert "Plan:        %s (ConfigMap %s; found by its digest prefix)" % (
         digest, plan(api_server, "plan-candidate")["metadata"]["name"]) in result.stdout
-    assert (tmp_path / run_folder(api_server, "plan-candidate") / "recipe.json").read_bytes() == \
+    assert (tmp_path / "recipe.json").read_bytes() == \
         plan(api_server, "plan-candidate")["data"]["recipe.json"].encode()
 
 
@@ -366,7 +370,7 @@ def test_a_current_folder_the_terminal_cannot_show_gives_commands_that_paste_the
     made = here / "out" / run_folder(api_server, "plan-active")
     # docker's line from its --mount on (what comes before holds no path)
     for line, expected in ((docker[docker.index(" --mount "):].replace(" --mount ", "docker --mount ", 1),
-                            ["docker", "--mount", "type=bind,source=%s,target=/work" % made]),
+                            ["docker", "--mount", "type=bind,source=%s,target=/work" % made.parent]),
                            (oras, ["oras", "pull", "--output", str(made / "bundle")]),
                            (diff, ["diff", "-r", str(made / "rendered"), str(made / "bundle")])):
         shim = tmp_path / "shim"
@@ -376,7 +380,7 @@ def test_a_current_folder_the_terminal_cannot_show_gives_commands_that_paste_the
         ran = subprocess.run(["sh", "-c", line], stdout=subprocess.PIPE, check=True,
                              env={"PATH": "%s:/usr/bin:/bin" % shim, "LC_ALL": "C"}).stdout
         assert ran.split(b"\0")[:-1][:len(expected) - 1] == [os.fsencode(w) for w in expected[1:]]
-    assert (made / "recipe.json").exists()
+    assert (made.parent / "recipe.json").exists() and made.is_dir()
 
 
 # ---------------------------------------------------------------------------------------------
@@ -435,8 +439,7 @@ def test_a_deleted_current_folder_is_one_clear_error_and_an_absolute_dir_still_w
 def docker_mount_parser(tmp_path_factory):
     """A test-only Go program parsing a --mount value as docker's CLI does (encoding/csv), built once."""
     go = shutil.which("go")
-    if go is None:
-        pytest.skip("no Go toolchain to build the docker --mount oracle")
+    assert go is not None, "no Go toolchain on PATH to build the docker --mount oracle (go is a test tool: install it)"
     binary = str(tmp_path_factory.mktemp("go") / "docker_mount")
     subprocess.run([go, "build", "-o", binary, GO_MOUNT_ORACLE], check=True, cwd=os.path.dirname(GO_MOUNT_ORACLE),
                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=300)
@@ -455,12 +458,12 @@ def test_every_printed_command_gets_the_run_folder_whatever_its_name(run, api_se
     (a ',' or '"' must be quoted). Checked by pasting each line into sh and the mount into docker's parser."""
     result = run("reproduce", "--dir", tmp_path / name, kubeconfig=kubeconfig_for())
     assert result.returncode == 0, result.stderr
-    folder = os.path.dirname(recipe_path(result.stdout))
-    assert os.path.dirname(folder) == str(tmp_path / name)
+    assert recipe_path(result.stdout) == str(tmp_path / name / "recipe.json")
+    folder = str(tmp_path / name / run_folder(api_server, "plan-active"))
     docker, oras, diff = (pasted_argv(line, tmp_path) for line in command_lines(result.stdout))
     assert "-v" not in docker and docker.count("--mount") == 1
     assert docker_mount_parser(docker[docker.index("--mount") + 1]) == [
-        ("type", "bind"), ("source", folder), ("target", "/work")]
+        ("type", "bind"), ("source", str(tmp_path / name)), ("target", "/work")]
     assert oras[:3] == ["pull", "--output", os.path.join(folder, "bundle")]
     assert diff == ["-r", os.path.join(folder, "rendered"), os.path.join(folder, "bundle")]
     assert not (tmp_path / "PWNED").exists()
@@ -525,7 +528,7 @@ def test_a_sticky_shared_parent_is_fine_for_a_folder_of_ones_own(run, api_server
     assert result.returncode == 0, result.stderr
     made = shared / "aicr-reproduce"
     assert os.stat(str(made)).st_mode & 0o777 == 0o700
-    assert os.path.dirname(os.path.dirname(recipe_path(result.stdout))) == str(made)
+    assert os.path.dirname(recipe_path(result.stdout)) == str(made)
 
 
 def test_a_symlinked_dir_another_user_planted_is_refused(run, api_server, kubeconfig_for, tmp_path):
@@ -554,12 +557,14 @@ def test_each_run_writes_to_a_new_private_folder_that_its_commands_name(run, api
     for _ in range(2):
         result = run("reproduce", "--dir", folder, kubeconfig=kubeconfig_for())
         assert result.returncode == 0, result.stderr
-        made = os.path.dirname(recipe_path(result.stdout))
+        assert recipe_path(result.stdout) == str(folder / "recipe.json")
+        docker, oras, diff = (shlex.split(line) for line in command_lines(result.stdout))
+        made = os.path.dirname(oras[3])
         assert os.path.dirname(made) == str(folder) and made not in seen
         seen.append(made)
-        assert os.lstat(made).st_mode & 0o7777 == 0o700 and os.listdir(made) == ["recipe.json"]
-        docker, oras, diff = (shlex.split(line) for line in command_lines(result.stdout))
-        assert docker[docker.index("--mount") + 1] == "type=bind,source=%s,target=/work" % made
+        assert os.lstat(made).st_mode & 0o7777 == 0o700 and os.listdir(made) == []
+        assert docker[docker.index("--mount") + 1] == "type=bind,source=%s,target=/work" % folder
+        assert docker[-1] == "/work/%s/rendered" % os.path.basename(made)
         assert oras[3] == os.path.join(made, "bundle")
         assert diff[2:] == [os.path.join(made, "rendered"), os.path.join(made, "bundle")]
     assert os.listdir(str(same)) == []
@@ -572,8 +577,8 @@ def test_a_symlinked_dir_of_ones_own_is_followed_and_the_commands_name_its_real_
     os.symlink(str(real), str(tmp_path / "link"))
     result = run("reproduce", "--dir", tmp_path / "link" / "out", kubeconfig=kubeconfig_for())
     assert result.returncode == 0, result.stderr
-    made = real / "out" / run_folder(api_server, "plan-active")
-    assert recipe_path(result.stdout) == str(made / "recipe.json")
+    assert recipe_path(result.stdout) == str(real / "out" / "recipe.json")
+    assert (real / "out" / run_folder(api_server, "plan-active")).is_dir()
     assert os.stat(str(real / "out")).st_mode & 0o777 == 0o700
     assert all(str(tmp_path / "link") not in line for line in command_lines(result.stdout))
 

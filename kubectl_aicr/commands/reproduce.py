@@ -21,10 +21,11 @@ Reads only (GET and LIST): it changes nothing in the cluster.
   belongs to someone other than you or root or others may write to it without the sticky bit, or when a
   symbolic link on the way belongs to someone other than you or root (check_trusted); a relative one in a
   current folder that was deleted is refused with one line.
-- Each run makes a new folder under it, ``aicr-plan-<16 hex>`` (then ``-2``, ``-3``, ...), mode 0700, and
-  ``recipe.json`` there gets exactly the plan's bytes, written atomically (temporary file, then rename),
-  never through a symbolic link; the three commands name that folder (its real path), so nobody else can
-  have put ``rendered`` or ``bundle`` there, or swap the recipe after it was verified.
+- ``<dir>/recipe.json`` gets exactly the plan's bytes (the plugin's page), written atomically (temporary
+  file, then rename), never through a symbolic link. Each run also makes a new, empty folder under --dir,
+  ``aicr-plan-<16 hex>`` (then ``-2``, ``-3``, ...), mode 0700, for ``rendered`` and ``bundle``: the three
+  commands name it (its real path), so no ``rendered`` or ``bundle`` of an earlier run, or of anyone else,
+  can stand in for this run's, and nobody else can swap the recipe after it was verified.
 - The render's folder is given to docker as ``--mount type=bind,source=...,target=/work`` (one CSV record,
   as docker's CLI reads it), which any folder name survives; ``-v`` splits at every ``:``.
 """
@@ -106,8 +107,8 @@ def run(invocation):
     plan = objects.plan(configmap)
     recipe = _checked_recipe(plan)
     flags, image, bundle = _checked_render_inputs(plan)
-    path = write_recipe(absolute, objects.plan_configmap_name(plan.digest), recipe)
-    output.write_lines(report_lines(chosen, plan, image, bundle, flags, os.path.dirname(path)))
+    base, run_folder = write_recipe(absolute, objects.plan_configmap_name(plan.digest), recipe)
+    output.write_lines(report_lines(chosen, plan, image, bundle, flags, base, run_folder))
     return 0
 
 
@@ -303,18 +304,18 @@ _WRITABLE_BY_OTHERS = 0o022  # group or others may write
 
 
 def write_recipe(absolute, name, data):
-    """Write ``data`` (bytes) as ``recipe.json`` in a new folder made for this run (mode 0700) in the folder
-    ``absolute`` (--dir as an absolute path; made, mode 0700, with the folders it needs, when missing);
-    return the recipe's path, with no symbolic link in it: the commands name its folder.
+    """Write ``data`` (bytes) as ``recipe.json`` in the folder ``absolute`` (--dir as an absolute path; made,
+    mode 0700, with the folders it needs, when missing) and make a new, empty folder for this run's
+    ``rendered`` and ``bundle`` beside it; return (--dir's real path, the run folder's real path), with no
+    symbolic link in either: the commands name them.
 
     The run's folder is ``name`` (``aicr-plan-<16 hex>``), else ``name-2``, ``name-3``, ...: made with
-    mkdir, which never follows a symbolic link or reuses a folder, and opened without following one.
-    RefusedError, leaving nothing behind, when --dir cannot be trusted (:func:`trusted_folder`) or the write
-    fails; the folders made for it are removed again.
+    mkdir, which never follows a symbolic link or reuses a folder. RefusedError, leaving nothing behind, when
+    --dir cannot be trusted (:func:`trusted_folder`) or a write fails; the folders made for it are removed.
     """
     base, made = trusted_folder(absolute)
     try:
-        return os.path.join(base, _write_run_folder(base, name, data), RECIPE_FILE)
+        return base, os.path.join(base, _write_in(base, name, data))
     except BaseException:
         _remove_folders(made)
         raise
@@ -453,19 +454,19 @@ def _what_is_there(path):
 _DIRECTORY_FLAGS = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0)
 
 
-def _write_run_folder(base, name, data):
-    """Make the run's folder in ``base`` (checked), write ``recipe.json`` there; return the folder's name."""
+def _write_in(base, name, data):
+    """In ``base`` (checked): write ``recipe.json``, then make the run's folder; return the folder's name."""
     try:
         directory = os.open(base, _DIRECTORY_FLAGS)
     except OSError as exc:
         raise RefusedError("cannot use folder %s: %s" % (base, exc.strerror or exc)) from None
     try:
+        _write_file(directory, RECIPE_FILE, data)
         made = _make_run_folder(directory, base, name)
         try:
             folder = os.open(made, _DIRECTORY_FLAGS, dir_fd=directory)
             try:
                 os.fchmod(folder, RUN_FOLDER_MODE)  # exactly 0700, whatever the umask
-                _write_file(folder, RECIPE_FILE, data)
             finally:
                 os.close(folder)
         except BaseException:
@@ -475,7 +476,7 @@ def _write_run_folder(base, name, data):
                 pass
             raise
     except OSError as exc:
-        raise RefusedError("cannot write %s in %s: %s" % (RECIPE_FILE, base, exc.strerror or exc)) from None
+        raise RefusedError("cannot write in %s: %s" % (base, exc.strerror or exc)) from None
     finally:
         os.close(directory)
     return made
@@ -518,12 +519,13 @@ def _write_file(directory, name, data):
 # What to print
 
 
-def report_lines(chosen, plan, image, bundle, flags, folder):
-    """The plan, the image, the bundle and the three commands, every word shell-quoted as stdout shows it."""
-    rendered, pulled = os.path.join(folder, "rendered"), os.path.join(folder, "bundle")
+def report_lines(chosen, plan, image, bundle, flags, folder, run_folder):
+    """The plan, the image, the bundle and the three commands, every word shell-quoted as stdout shows it.
+    ``folder``: --dir's real path (it holds recipe.json); ``run_folder``: this run's new folder in it."""
+    rendered, pulled = os.path.join(run_folder, "rendered"), os.path.join(run_folder, "bundle")
     docker_head = ["docker", "run", "--rm"]
     docker = ["--mount", docker_mount(folder), image, "bundle"] + flags + [
-        "--recipe", WORK + "/" + RECIPE_FILE, "--output", WORK + "/rendered"]
+        "--recipe", WORK + "/" + RECIPE_FILE, "--output", "%s/%s/rendered" % (WORK, os.path.basename(run_folder))]
     lines = output.fields([
         ("Plan", "%s (ConfigMap %s; %s)" % (plan.digest, output.or_none(plan.name), chosen)),
         ("AICR image", image),
