@@ -199,8 +199,10 @@ def test_reproduce_takes_a_bare_16_hex_prefix(run, api_server, kubeconfig_for, t
                    kubeconfig=kubeconfig_for(ALICE))
     assert prefixed.returncode == 0, prefixed.stderr
     assert bare.returncode == 0, bare.stderr
-    files = sorted(p.name for p in (tmp_path / "a").iterdir())
-    assert files and files == sorted(p.name for p in (tmp_path / "b").iterdir())
+    def files_in(folder):  # reproduce writes into a folder of its own under --dir
+        return sorted(str(p.relative_to(folder)) for p in folder.rglob("*") if p.is_file())
+    files = files_in(tmp_path / "a")
+    assert files and files == files_in(tmp_path / "b")
     assert all((tmp_path / "a" / f).read_bytes() == (tmp_path / "b" / f).read_bytes() for f in files)
     assert bare.stdout.replace(str(tmp_path / "a"), "D") == prefixed.stdout.replace(str(tmp_path / "b"), "D")
     short = run("reproduce", "07ed50388c1d8b9", kubeconfig=kubeconfig_for(ALICE))

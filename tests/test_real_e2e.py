@@ -217,9 +217,10 @@ def test_reproduce_without_an_argument_takes_the_active_plan(run, cluster, tmp_p
     argv = shlex.split(docker)
     assert argv[:5] == ["docker", "run", "--rm", "--user", "$(id -u):$(id -g)"] and active["data"]["aicrImage"] in argv
     assert argv[-4 - len(flags):-4] == flags  # the plan's flags, then reproduce's own, which win
-    assert argv[-4:] == ["--recipe", "/work/recipe.json", "--output", "/work/rendered"]
+    made = "aicr-plan-" + digest_of(cluster, "plan-active")[len("sha256:"):][:16]  # this run's own folder
+    assert argv[-4:] == ["--recipe", "/work/recipe.json", "--output", "/work/%s/rendered" % made]
     assert shlex.split(oras)[:2] == ["oras", "pull"] and shlex.split(oras)[-1] == active["data"]["bundle"]
-    assert shlex.split(diff) == ["diff", "-r", str(folder / "rendered"), str(folder / "bundle")]
+    assert shlex.split(diff) == ["diff", "-r", str(folder / made / "rendered"), str(folder / made / "bundle")]
 
 
 def test_reproduce_takes_the_candidate_when_there_is_no_active_plan(run, cluster, tmp_path, restore_runtime):

@@ -5,11 +5,13 @@ import hashlib
 import json
 import os
 import shlex
+import shutil
 import subprocess
 
 import pytest
 
-from tests.support.text import command_lines
+from tests.support.plugin import base_env, plugin_command
+from tests.support.text import command_lines, field, one_error_line
 
 pytestmark = pytest.mark.e2e
 
@@ -26,8 +28,14 @@ def only_reads(api_server):
     return all(r.method == "GET" for r in api_server.requests)
 
 
+def run_folder(api_server, role):
+    """The name of the folder a first run for the plan ``role`` makes under --dir: aicr-plan-<16 hex>."""
+    return "aicr-plan-" + digest_of(api_server, role)[len("sha256:"):][:16]
+
+
 def test_no_argument_takes_the_active_plan(run, api_server, kubeconfig_for, tmp_path):
     folder = tmp_path / "out"
+    made = folder / run_folder(api_server, "plan-active")
     result = run("reproduce", "--dir", folder, kubeconfig=kubeconfig_for("carol@example.com"))
     assert result.returncode == 0, result.stderr
     active = plan(api_server, "plan-active")
@@ -40,10 +48,12 @@ def test_no_argument_takes_the_active_plan(run, api_server, kubeconfig_for, tmp_
     argv = shlex.split(docker)
     flags = json.loads(active["data"]["renderFlags"])
     assert argv[:5] == ["docker", "run", "--rm", "--user", "$(id -u):$(id -g)"] and active["data"]["aicrImage"] in argv
+    assert argv[5:8] == ["--mount", "type=bind,source=%s,target=/work" % folder, active["data"]["aicrImage"]]
     assert argv[-4 - len(flags):-4] == flags  # the plan's flags, then reproduce's own, which win
-    assert argv[-4:] == ["--recipe", "/work/recipe.json", "--output", "/work/rendered"]
-    assert shlex.split(oras) == ["oras", "pull", "--output", str(folder / "bundle"), active["data"]["bundle"]]
-    assert shlex.split(diff) == ["diff", "-r", str(folder / "rendered"), str(folder / "bundle")]
+    assert argv[-4:] == ["--recipe", "/work/recipe.json", "--output", "/work/%s/rendered" % made.name]
+    assert shlex.split(oras) == ["oras", "pull", "--output", str(made / "bundle"), active["data"]["bundle"]]
+    assert shlex.split(diff) == ["diff", "-r", str(made / "rendered"), str(made / "bundle")]
+    assert os.listdir(str(made)) == []  # new and empty: rendered/ and bundle/ are this run's
     assert "Zero diff means the operator deployed exactly what the AICR CLI renders" in result.stdout
     assert only_reads(api_server)
 
@@ -73,7 +83,8 @@ def test_by_digest_is_found_by_annotation_not_by_name(run, api_server, kubeconfi
     assert result.returncode == 0, result.stderr
     assert [r.query for r in api_server.requests if r.path.endswith("/configmaps")] == [
         "labelSelector=operator.aicr.run%2Frole%3Dplan"]
-    assert (tmp_path / "recipe.json").read_bytes() == plan(api_server, "plan-candidate")["data"]["recipe.json"].encode()
+    assert (tmp_path / "recipe.json").read_bytes() == \
+        plan(api_server, "plan-candidate")["data"]["recipe.json"].encode()
 
 
 def test_by_name_checks_the_annotation(run, api_server, kubeconfig_for, tmp_path):
@@ -165,20 +176,29 @@ def test_a_value_with_control_characters_is_refused(run, api_server, kubeconfig_
     assert not (tmp_path / "x").exists()
 
 
-def test_existing_recipe_is_replaced_and_a_planted_symlink_is_not_followed(run, api_server, kubeconfig_for,
-                                                                           tmp_path):
+def test_a_planted_symlink_is_never_followed(run, api_server, kubeconfig_for, tmp_path):
+    """Symbolic links in --dir where the recipe (recipe.json) or the run's folder (aicr-plan-...) would go:
+    neither is written through; the recipe replaces the link with a plain file, the run takes the next free
+    folder name."""
     folder = tmp_path / "out"
-    folder.mkdir()
+    folder.mkdir(mode=0o700)
     victim = tmp_path / "victim"
     victim.write_text("precious")
-    os.symlink(victim, folder / "recipe.json")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    name = run_folder(api_server, "plan-active")
+    os.symlink(str(victim), str(folder / "recipe.json"))
+    os.symlink(str(elsewhere), str(folder / name))
     result = run("reproduce", "--dir", folder, kubeconfig=kubeconfig_for())
     assert result.returncode == 0, result.stderr
-    assert victim.read_text() == "precious"
-    assert not os.path.islink(folder / "recipe.json")
+    assert victim.read_text() == "precious" and os.listdir(str(elsewhere)) == []
+    made = folder / (name + "-2")
+    assert recipe_path(result.stdout) == str(folder / "recipe.json")
+    assert not os.path.islink(str(made)) and not os.path.islink(str(folder / "recipe.json"))
     recipe = (folder / "recipe.json").read_bytes()
     assert "sha256:" + hashlib.sha256(recipe).hexdigest() == plan(api_server, "plan-active")["data"]["recipeDigest"]
-    assert sorted(os.listdir(folder)) == ["recipe.json"]  # no temporary file left behind
+    assert os.listdir(str(made)) == [] and str(made / "rendered") in result.stdout
+    assert sorted(os.listdir(str(folder))) == sorted(["recipe.json", name, made.name])  # no temporary file left
 
 
 def test_reproduce_changes_nothing_in_the_cluster(run, api_server, kubeconfig_for, tmp_path):
@@ -296,7 +316,8 @@ def test_a_16_digit_prefix_as_describe_prints_it_names_the_plan(run, api_server,
     assert result.returncode == 0, result.stderr
     assert "Plan:        %s (ConfigMap %s; found by its digest prefix)" % (
         digest, plan(api_server, "plan-candidate")["metadata"]["name"]) in result.stdout
-    assert (tmp_path / "recipe.json").read_bytes() == plan(api_server, "plan-candidate")["data"]["recipe.json"].encode()
+    assert (tmp_path / "recipe.json").read_bytes() == \
+        plan(api_server, "plan-candidate")["data"]["recipe.json"].encode()
 
 
 def test_a_prefix_naming_several_plans_lists_them_and_writes_nothing(run, api_server, kubeconfig_for, tmp_path):
@@ -344,10 +365,14 @@ def test_a_current_folder_the_terminal_cannot_show_gives_commands_that_paste_the
                  env={"PYTHONIOENCODING": "ascii"})
     assert result.returncode == 0, result.stderr
     assert result.stdout.isascii() and "\\u2713" in result.stdout  # the Recipe line shows the escape
-    oras, diff = command_lines(result.stdout)[1:]
-    assert "\\u" not in oras + diff
-    for line, expected in ((oras, ["oras", "pull", "--output", str(here / "out" / "bundle")]),
-                           (diff, ["diff", "-r", str(here / "out" / "rendered"), str(here / "out" / "bundle")])):
+    docker, oras, diff = command_lines(result.stdout)
+    assert "\\u" not in docker + oras + diff
+    made = here / "out" / run_folder(api_server, "plan-active")
+    # docker's line from its --mount on (what comes before holds no path)
+    for line, expected in ((docker[docker.index(" --mount "):].replace(" --mount ", "docker --mount ", 1),
+                            ["docker", "--mount", "type=bind,source=%s,target=/work" % made.parent]),
+                           (oras, ["oras", "pull", "--output", str(made / "bundle")]),
+                           (diff, ["diff", "-r", str(made / "rendered"), str(made / "bundle")])):
         shim = tmp_path / "shim"
         shim.mkdir(exist_ok=True)
         (shim / expected[0]).write_text("#!/bin/sh\nfor a in \"$@\"; do printf '%s\\0' \"$a\"; done\n")
@@ -355,4 +380,217 @@ def test_a_current_folder_the_terminal_cannot_show_gives_commands_that_paste_the
         ran = subprocess.run(["sh", "-c", line], stdout=subprocess.PIPE, check=True,
                              env={"PATH": "%s:/usr/bin:/bin" % shim, "LC_ALL": "C"}).stdout
         assert ran.split(b"\0")[:-1][:len(expected) - 1] == [os.fsencode(w) for w in expected[1:]]
-    assert (here / "out" / "recipe.json").exists()
+    assert (made.parent / "recipe.json").exists() and made.is_dir()
+
+
+# ---------------------------------------------------------------------------------------------
+# The current folder, the printed commands' folder names, and a folder another user made (issue 20)
+
+GO_MOUNT_ORACLE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "support", "docker_mount", "main.go")
+
+
+def recipe_path(stdout):
+    """The recipe's path from the ``Recipe:`` line (as printed, up to its `` (N bytes`` note)."""
+    return field(stdout, "Recipe").rsplit(" (", 1)[0]
+
+
+def pasted_argv(line, tmp_path):
+    """The argv (str each) that ``line`` runs when pasted into sh, its program replaced by one printing it."""
+    shim = tmp_path / "shim"
+    shim.mkdir(exist_ok=True)
+    program = line.split(" ")[0]
+    (shim / program).write_text("#!/bin/sh\nfor a in \"$@\"; do printf '%s\\0' \"$a\"; done\n")
+    os.chmod(shim / program, 0o755)
+    out = subprocess.run(["sh", "-c", line], stdout=subprocess.PIPE, check=True, cwd=str(tmp_path),
+                         env={"PATH": "%s:/usr/bin:/bin" % shim}).stdout
+    return [os.fsdecode(word) for word in out.split(b"\0")[:-1]]
+
+
+def run_in_a_deleted_folder(plugin, home, args, kubeconfig, tmp_path):
+    """Run the plugin with its current folder deleted under it (made, entered, then removed in the child)."""
+    gone = tmp_path / "gone"
+    gone.mkdir()
+
+    def enter_and_delete():
+        os.chdir(str(gone))
+        os.rmdir(str(gone))
+    env = dict(base_env(home), KUBECONFIG=str(kubeconfig))
+    return subprocess.run(plugin_command(plugin) + [str(a) for a in args], env=env, stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, universal_newlines=True, timeout=60,
+                          preexec_fn=enter_and_delete)
+
+
+def test_a_deleted_current_folder_is_one_clear_error_and_an_absolute_dir_still_works(
+        plugin, api_server, kubeconfig_for, tmp_path):
+    """The issue's crash: `reproduce` in a folder that was deleted ended with exit 70 (os.path.abspath's getcwd)."""
+    home = tmp_path / "home"
+    home.mkdir()
+    relative = run_in_a_deleted_folder(plugin, home, ["reproduce"], kubeconfig_for(), tmp_path)
+    line = one_error_line(relative, "current folder", "--dir")
+    assert "internal error" not in line and relative.stdout == ""
+    assert api_server.requests == []  # refused before anything is asked or written
+    absolute = run_in_a_deleted_folder(plugin, home, ["reproduce", "--dir", tmp_path / "out"], kubeconfig_for(),
+                                       tmp_path)
+    assert absolute.returncode == 0, absolute.stderr
+    assert os.path.isfile(recipe_path(absolute.stdout))
+
+
+@pytest.fixture(scope="module")
+def docker_mount_parser(tmp_path_factory):
+    """A test-only Go program parsing a --mount value as docker's CLI does (encoding/csv), built once."""
+    go = shutil.which("go")
+    assert go is not None, "no Go toolchain on PATH to build the docker --mount oracle (go is a test tool: install it)"
+    binary = str(tmp_path_factory.mktemp("go") / "docker_mount")
+    subprocess.run([go, "build", "-o", binary, GO_MOUNT_ORACLE], check=True, cwd=os.path.dirname(GO_MOUNT_ORACLE),
+                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=300)
+
+    def parse(value):
+        done = subprocess.run([binary], input=os.fsencode(value), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        assert done.returncode == 0, done.stderr
+        return [tuple(pair) for pair in json.loads(done.stdout)]
+    return parse
+
+
+@pytest.mark.parametrize("name", ["a:b", "a,b", 'a"b', "a=b,c", ' lead "q",x:y', "it's", "$(touch PWNED)"])
+def test_every_printed_command_gets_the_run_folder_whatever_its_name(run, api_server, kubeconfig_for, tmp_path,
+                                                                     docker_mount_parser, name):
+    """docker's -v splits at ':' (a folder holding one gave a -v that cannot work); --mount is one CSV record
+    (a ',' or '"' must be quoted). Checked by pasting each line into sh and the mount into docker's parser."""
+    result = run("reproduce", "--dir", tmp_path / name, kubeconfig=kubeconfig_for())
+    assert result.returncode == 0, result.stderr
+    assert recipe_path(result.stdout) == str(tmp_path / name / "recipe.json")
+    folder = str(tmp_path / name / run_folder(api_server, "plan-active"))
+    docker, oras, diff = (pasted_argv(line, tmp_path) for line in command_lines(result.stdout))
+    assert "-v" not in docker and docker.count("--mount") == 1
+    assert docker_mount_parser(docker[docker.index("--mount") + 1]) == [
+        ("type", "bind"), ("source", str(tmp_path / name)), ("target", "/work")]
+    assert oras[:3] == ["pull", "--output", os.path.join(folder, "bundle")]
+    assert diff == ["-r", os.path.join(folder, "rendered"), os.path.join(folder, "bundle")]
+    assert not (tmp_path / "PWNED").exists()
+
+
+def _planted(tmp_path, owner=None, mode=0o777):
+    """The issue's trap: a shared folder holding aicr-reproduce (``owner``, ``mode``) whose rendered and
+    bundle are symbolic links to one folder, so that `diff -r` would compare a folder with itself."""
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    os.chmod(str(shared), 0o1777)
+    trap = shared / "aicr-reproduce"
+    trap.mkdir()
+    same = tmp_path / "same"
+    same.mkdir()
+    os.symlink(str(same), str(trap / "rendered"))
+    os.symlink(str(same), str(trap / "bundle"))
+    os.chmod(str(trap), mode)
+    if owner is not None:
+        os.chown(str(trap), owner, owner)
+    return shared, trap
+
+
+@pytest.mark.parametrize("owner,mode,words", [
+    (65534, 0o777, "belongs to uid 65534"), (65534, 0o755, "belongs to uid 65534"),
+    (None, 0o777, "writable by others"), (None, 0o775, "writable by others"), (None, 0o1777, "writable by others")],
+    ids=["other-0777", "other-0755", "mine-0777", "mine-0775", "mine-1777"])
+def test_a_dir_another_user_made_or_can_change_is_refused(run, api_server, kubeconfig_for, tmp_path, owner, mode,
+                                                          words):
+    shared, trap = _planted(tmp_path, owner, mode)
+    result = run("reproduce", kubeconfig=kubeconfig_for(), cwd=str(shared))
+    line = one_error_line(result, str(trap), words)
+    assert "verified" not in result.stdout and result.stdout == ""
+    assert sorted(os.listdir(str(trap))) == ["bundle", "rendered"]  # nothing written there
+
+
+@pytest.mark.parametrize("mode,owner,words", [(0o777, None, "writable by others without the sticky bit"),
+                                              (0o775, None, "writable by others without the sticky bit"),
+                                              (0o755, 65534, "belongs to uid 65534")],
+                         ids=["mine-0777", "mine-0775", "other-0755"])
+def test_a_dir_under_a_folder_others_can_change_is_refused(run, api_server, kubeconfig_for, tmp_path, mode, owner,
+                                                           words):
+    """Another user who may rename entries of a parent could swap --dir for theirs after the run."""
+    parent = tmp_path / "parent"
+    parent.mkdir()
+    mine = parent / "mine"
+    mine.mkdir(mode=0o700)
+    os.chmod(str(parent), mode)
+    if owner is not None:
+        os.chown(str(parent), owner, owner)
+    for folder in (mine, mine / "new"):
+        result = run("reproduce", "--dir", folder, kubeconfig=kubeconfig_for())
+        one_error_line(result, str(parent), words)
+        assert os.listdir(str(mine)) == []
+
+
+def test_a_sticky_shared_parent_is_fine_for_a_folder_of_ones_own(run, api_server, kubeconfig_for, tmp_path):
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    os.chmod(str(shared), 0o1777)
+    result = run("reproduce", kubeconfig=kubeconfig_for(), cwd=str(shared))
+    assert result.returncode == 0, result.stderr
+    made = shared / "aicr-reproduce"
+    assert os.stat(str(made)).st_mode & 0o777 == 0o700
+    assert os.path.dirname(recipe_path(result.stdout)) == str(made)
+
+
+def test_a_symlinked_dir_another_user_planted_is_refused(run, api_server, kubeconfig_for, tmp_path):
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    os.chmod(str(shared), 0o1777)
+    target = tmp_path / "victim"
+    target.mkdir(mode=0o700)
+    os.symlink(str(target), str(shared / "aicr-reproduce"))
+    os.lchown(str(shared / "aicr-reproduce"), 65534, 65534)
+    result = run("reproduce", kubeconfig=kubeconfig_for(), cwd=str(shared))
+    one_error_line(result, str(shared / "aicr-reproduce"), "symbolic link", "uid 65534")
+    assert os.listdir(str(target)) == []
+
+
+def test_each_run_writes_to_a_new_private_folder_that_its_commands_name(run, api_server, kubeconfig_for, tmp_path):
+    """rendered/ and bundle/ already in --dir (here symbolic links to one folder, made by the user) are never
+    named: each run makes its own folder (mode 0700) and the three commands use it."""
+    folder = tmp_path / "out"
+    folder.mkdir(mode=0o700)
+    same = tmp_path / "same"
+    same.mkdir()
+    os.symlink(str(same), str(folder / "rendered"))
+    os.symlink(str(same), str(folder / "bundle"))
+    seen = []
+    for _ in range(2):
+        result = run("reproduce", "--dir", folder, kubeconfig=kubeconfig_for())
+        assert result.returncode == 0, result.stderr
+        assert recipe_path(result.stdout) == str(folder / "recipe.json")
+        docker, oras, diff = (shlex.split(line) for line in command_lines(result.stdout))
+        made = os.path.dirname(oras[3])
+        assert os.path.dirname(made) == str(folder) and made not in seen
+        seen.append(made)
+        assert os.lstat(made).st_mode & 0o7777 == 0o700 and os.listdir(made) == []
+        assert docker[docker.index("--mount") + 1] == "type=bind,source=%s,target=/work" % folder
+        assert docker[-1] == "/work/%s/rendered" % os.path.basename(made)
+        assert oras[3] == os.path.join(made, "bundle")
+        assert diff[2:] == [os.path.join(made, "rendered"), os.path.join(made, "bundle")]
+    assert os.listdir(str(same)) == []
+
+
+def test_a_symlinked_dir_of_ones_own_is_followed_and_the_commands_name_its_real_path(run, api_server,
+                                                                                      kubeconfig_for, tmp_path):
+    real = tmp_path / "real"
+    real.mkdir(mode=0o700)
+    os.symlink(str(real), str(tmp_path / "link"))
+    result = run("reproduce", "--dir", tmp_path / "link" / "out", kubeconfig=kubeconfig_for())
+    assert result.returncode == 0, result.stderr
+    assert recipe_path(result.stdout) == str(real / "out" / "recipe.json")
+    assert (real / "out" / run_folder(api_server, "plan-active")).is_dir()
+    assert os.stat(str(real / "out")).st_mode & 0o777 == 0o700
+    assert all(str(tmp_path / "link") not in line for line in command_lines(result.stdout))
+
+
+@pytest.mark.parametrize("make,words", [
+    (lambda d: d.write_text("x"), "is not a folder (a file)"),
+    (lambda d: os.symlink("nowhere", str(d)), "is not a folder (a broken symbolic link to nowhere)"),
+], ids=["file", "broken-link"])
+def test_a_dir_that_is_no_folder_is_refused(run, api_server, kubeconfig_for, tmp_path, make, words):
+    target = tmp_path / "out"
+    make(target)
+    for folder, where in ((target, ""), (target / "deeper", ": %s above it" % target)):
+        result = run("reproduce", "--dir", folder, kubeconfig=kubeconfig_for())
+        one_error_line(result, "--dir %s %s" % (folder, words.replace("is not a folder", "is not a folder" + where)))
+    assert sorted(os.listdir(str(tmp_path))) == sorted(["home", "kubeconfig-1", "kubeconfig-2", "out"])

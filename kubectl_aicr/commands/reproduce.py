@@ -16,12 +16,23 @@ Reads only (GET and LIST): it changes nothing in the cluster.
 - Refused, writing nothing: a plan rebuilt from Applications (no recipe), one that records no
   render flags, one whose recipe does not hash to ``recipeDigest`` (VerificationError, exit 3),
   and any value that cannot be quoted safely for a shell (control characters).
-- ``<dir>/recipe.json`` gets exactly the plan's bytes, written atomically (temporary file in
-  ``<dir>``, then rename), never through a symlink planted at the target.
+- ``--dir`` (default ``aicr-reproduce`` in the current folder, made with mode 0700 when missing) must be
+  yours alone: refused when it belongs to someone else or others may write to it, when a folder above it
+  belongs to someone other than you or root or others may write to it without the sticky bit, or when a
+  symbolic link on the way belongs to someone other than you or root (check_trusted); a relative one in a
+  current folder that was deleted is refused with one line.
+- ``<dir>/recipe.json`` gets exactly the plan's bytes (the plugin's page), written atomically (temporary
+  file, then rename), never through a symbolic link. Each run also makes a new, empty folder under --dir,
+  ``aicr-plan-<16 hex>`` (then ``-2``, ``-3``, ...), mode 0700, for ``rendered`` and ``bundle``: the three
+  commands name it (its real path), so no ``rendered`` or ``bundle`` of an earlier run, or of anyone else,
+  can stand in for this run's, and nobody else can swap the recipe after it was verified.
+- The render's folder is given to docker as ``--mount type=bind,source=...,target=/work`` (one CSV record,
+  as docker's CLI reads it), which any folder name survives; ``-v`` splits at every ``:``.
 """
 
 import os
 import re
+import stat
 
 from .. import cli, output
 from ..aicr import objects
@@ -31,6 +42,7 @@ from ..errors import ApiError, RefusedError, UsageError, VerificationError
 
 PLAN_NAME_RE = re.compile(r"\Aaicr-plan-[0-9a-f]{16}\Z")
 RECIPE_FILE = "recipe.json"
+WORK = "/work"  # where the render's container sees the run's folder
 OWN_FLAGS = ("--recipe", "-r", "--output", "-o")  # the aicr bundle flags reproduce sets (its own come last too)
 # Run the render as the invoking user, so that rendered/ is theirs (Docker on Linux writes as root otherwise).
 # Printed as it is, not quoted: the shell expands it when the line is pasted.
@@ -86,17 +98,33 @@ def run(invocation):
     if folder.startswith("-"):
         raise UsageError("--dir %s reads as an option; for a folder of that name write ./%s"
                          % (folder, folder))
-    if not shell_safe(os.path.abspath(folder)):
+    absolute = absolute_folder(folder)
+    if not shell_safe(absolute):
         raise UsageError("the folder %s has control or invisible characters, which cannot be printed safely "
-                         "in the commands; give --dir a plain absolute path" % os.path.abspath(folder))
+                         "in the commands; give --dir a plain absolute path" % absolute)
     with clientcmd.connect(invocation) as client:
         chosen, configmap = find_plan(client, namespace, plan_name)
     plan = objects.plan(configmap)
     recipe = _checked_recipe(plan)
     flags, image, bundle = _checked_render_inputs(plan)
-    path = write_atomically(folder, RECIPE_FILE, recipe)
-    output.write_lines(report_lines(chosen, plan, image, bundle, flags, os.path.dirname(path)))
+    base, run_folder = write_recipe(absolute, objects.plan_configmap_name(plan.digest), recipe)
+    output.write_lines(report_lines(chosen, plan, image, bundle, flags, base, run_folder))
     return 0
+
+
+def absolute_folder(folder):
+    """``folder`` (str, as given to --dir) as an absolute, normalized path (os.path.abspath), without a
+    traceback when the current folder is gone: a relative ``folder`` needs os.getcwd, which fails (ENOENT)
+    in a folder that was deleted. RefusedError then, naming the way out (an absolute --dir)."""
+    if os.path.isabs(folder):
+        return os.path.normpath(folder)
+    try:
+        here = os.getcwd()
+    except OSError as exc:
+        raise RefusedError("cannot find the current folder (%s: was it deleted?), so --dir %s has no place; "
+                           "run reproduce from a folder that exists, or give --dir an absolute path"
+                           % (exc.strerror or exc, folder)) from None
+    return os.path.normpath(os.path.join(here, folder))
 
 
 def _check_plan_argument(name):
@@ -263,6 +291,150 @@ def shell_safe(value):
 
 # ---------------------------------------------------------------------------------------------
 # Writing the recipe
+#
+# The three printed commands run later, by hand (docker's daemon as root): the folders they name must stay
+# what this run made and checked. So nobody but you (and root) may be able to change --dir or any folder
+# above it, and each run writes into a new folder of its own, which the commands name.
+
+RUN_FOLDER_MODE = 0o700
+RECIPE_MODE = 0o644
+MAX_RUN_FOLDERS = 1000  # aicr-plan-<16 hex>, -2, ... -1000 under one --dir
+_STICKY = 0o1000
+_WRITABLE_BY_OTHERS = 0o022  # group or others may write
+
+
+def write_recipe(absolute, name, data):
+    """Write ``data`` (bytes) as ``recipe.json`` in the folder ``absolute`` (--dir as an absolute path; made,
+    mode 0700, with the folders it needs, when missing) and make a new, empty folder for this run's
+    ``rendered`` and ``bundle`` beside it; return (--dir's real path, the run folder's real path), with no
+    symbolic link in either: the commands name them.
+
+    The run's folder is ``name`` (``aicr-plan-<16 hex>``), else ``name-2``, ``name-3``, ...: made with
+    mkdir, which never follows a symbolic link or reuses a folder. RefusedError, leaving nothing behind, when
+    --dir cannot be trusted (:func:`trusted_folder`) or a write fails; the folders made for it are removed.
+    """
+    base, made = trusted_folder(absolute)
+    try:
+        return base, os.path.join(base, _write_in(base, name, data))
+    except BaseException:
+        _remove_folders(made)
+        raise
+
+
+def trusted_folder(absolute):
+    """``absolute`` (--dir, absolute) -> (its real path, [the folders made for it, outermost first]).
+
+    Refused (RefusedError), before anything is made, when a symbolic link on the way belongs to someone
+    other than you or root (:func:`_check_links`), when the path is no folder, or when someone else could
+    change what it names (:func:`check_trusted`). Missing folders are made with mode 0700.
+    """
+    _check_links(absolute)
+    existing, missing = absolute, []
+    while not os.path.lexists(existing):
+        existing, tail = os.path.split(existing)
+        missing.insert(0, tail)
+    if not os.path.isdir(existing):
+        where = "" if existing == absolute else ": %s above it" % existing
+        raise RefusedError("--dir %s is not a folder%s%s" % (absolute, where, _what_is_there(existing)))
+    real = os.path.realpath(existing)
+    check_trusted(real, absolute, ends_at_dir=not missing)
+    made = []
+    try:
+        for part in missing:
+            real = os.path.join(real, part)
+            try:
+                os.mkdir(real, RUN_FOLDER_MODE)
+                made.append(real)
+            except FileExistsError:  # made meanwhile: check_trusted below judges whose it is
+                pass
+        check_trusted(real, absolute, ends_at_dir=True)
+    except BaseException as exc:
+        _remove_folders(made)
+        if isinstance(exc, OSError):
+            raise RefusedError("cannot make folder %s: %s" % (real, exc.strerror or exc)) from None
+        raise
+    return real, made
+
+
+def _remove_folders(made):
+    """rmdir the folders ``made`` (paths, outermost first), innermost first; what cannot be removed stays."""
+    for path in reversed(made):
+        try:
+            os.rmdir(path)
+        except OSError:
+            pass
+
+
+def _check_links(absolute):
+    """Refuse (RefusedError) a symbolic link among the folders of ``absolute`` (each prefix, from ``/``,
+    while they exist) that belongs to neither you nor root: its owner chooses where it leads, and can change
+    it later. Linux's fs.protected_symlinks refuses such links only in sticky folders (/tmp); this refuses
+    them everywhere."""
+    uid = os.geteuid()
+    path = os.sep
+    for part in [p for p in absolute.split(os.sep) if p]:
+        path = os.path.join(path, part)
+        try:
+            status = os.lstat(path)
+        except OSError:
+            return
+        if stat.S_ISLNK(status.st_mode) and status.st_uid not in (0, uid):
+            raise RefusedError("refusing --dir %s: %s is a symbolic link that belongs to uid %d, not to you "
+                               "(uid %d) or root, so its owner chooses where it leads; give --dir the folder "
+                               "you mean" % (absolute, path, status.st_uid, uid))
+
+
+def check_trusted(real, given, ends_at_dir):
+    """Refuse (RefusedError) unless only you and root can change what ``real`` names.
+
+    ``real``: an absolute path with no symbolic link (os.path.realpath); ``given``: --dir as typed, for the
+    message; ``ends_at_dir``: ``real`` is --dir itself (not a folder above a --dir still to be made). Every folder
+    above --dir must belong to root or you and, when others may write to it, have the sticky bit (they can
+    then add entries but not rename yours, as in /tmp); --dir must belong to you, and nobody else may write
+    to it. The rules of OpenSSH's StrictModes (misc.c, safe_path: owner root or you, no group or other
+    write) with the sticky-folder exception, and of git's safe.directory (the owner is you).
+    """
+    uid = os.geteuid()
+    parts = [p for p in real.split(os.sep) if p]
+    for depth in range(len(parts) + 1):
+        path = os.path.join(os.sep, *parts[:depth])
+        try:
+            status = os.lstat(path)
+        except OSError as exc:
+            raise RefusedError("cannot use --dir %s: %s: %s" % (given, path, exc.strerror or exc)) from None
+        if not stat.S_ISDIR(status.st_mode):  # realpath resolved it a moment ago: it was changed meanwhile
+            raise RefusedError("refusing --dir %s: %s changed while it was checked (it is no longer a folder)"
+                               % (given, path))
+        itself = ends_at_dir and depth == len(parts)
+        problem = (_dir_problem if itself else _parent_problem)(status, uid)
+        if problem:
+            what = ("it" if path == given else "it (%s)" % path) if itself else "the folder %s above it" % path
+            raise RefusedError("refusing --dir %s: %s %s" % (given, what, problem))
+
+
+def _dir_problem(status, uid):
+    """Why --dir (its lstat result) is not yours alone, or None."""
+    if status.st_uid != uid:
+        return ("belongs to uid %d, not to you (uid %d), so its owner could replace what reproduce writes "
+                "there after it was verified; give --dir a folder of your own" % (status.st_uid, uid))
+    if status.st_mode & _WRITABLE_BY_OTHERS:
+        return ("is writable by others (mode %04o), who could replace what reproduce writes there after it was "
+                "verified; remove their write access (chmod go-w) or give --dir a folder of your own"
+                % stat.S_IMODE(status.st_mode))
+    return None
+
+
+def _parent_problem(status, uid):
+    """Why a folder above --dir (its lstat result) lets someone else put another --dir in its place, or None."""
+    if status.st_uid not in (0, uid):
+        return ("belongs to uid %d, not to you (uid %d) or root, so its owner could put another folder in "
+                "the place of --dir; give --dir a folder under folders only you or root can change"
+                % (status.st_uid, uid))
+    if status.st_mode & _WRITABLE_BY_OTHERS and not status.st_mode & _STICKY:
+        return ("is writable by others without the sticky bit (mode %04o), so they could put another folder "
+                "in the place of --dir; give --dir a folder under folders only you or root can change"
+                % stat.S_IMODE(status.st_mode))
+    return None
 
 
 def _what_is_there(path):
@@ -279,55 +451,81 @@ def _what_is_there(path):
     return " (a symbolic link%s, which is %s)" % (target, "a file" if os.path.isfile(path) else "not a folder")
 
 
-def write_atomically(folder, name, data):
-    """Write ``data`` to ``folder/name`` atomically; return the path written (absolute).
+_DIRECTORY_FLAGS = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0)
 
-    The folder is made if needed. The bytes go to a new temporary file created
-    (O_EXCL, O_NOFOLLOW) in the folder and fsynced, then renamed over ``name``: a
-    symlink planted at ``name`` is replaced, never written through, and nothing is
-    written outside the folder. On any failure the temporary file is removed.
-    """
-    folder = os.path.abspath(folder)
-    if os.path.lexists(folder) and not os.path.isdir(folder):
-        raise RefusedError("--dir %s is not a folder%s" % (folder, _what_is_there(folder)))
+
+def _write_in(base, name, data):
+    """In ``base`` (checked): write ``recipe.json``, then make the run's folder; return the folder's name."""
     try:
-        os.makedirs(folder, exist_ok=True)
-        directory = os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+        directory = os.open(base, _DIRECTORY_FLAGS)
     except OSError as exc:
-        raise RefusedError("cannot use folder %s: %s" % (folder, exc.strerror or exc)) from None
-    temporary = ".%s.%d.tmp" % (name, os.getpid())
+        raise RefusedError("cannot use folder %s: %s" % (base, exc.strerror or exc)) from None
     try:
-        fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o644,
-                     dir_fd=directory)
+        _write_file(directory, RECIPE_FILE, data)
+        made = _make_run_folder(directory, base, name)
         try:
-            with os.fdopen(fd, "wb") as handle:
-                handle.write(data)
-                handle.flush()
-                os.fsync(handle.fileno())
-            os.replace(temporary, name, src_dir_fd=directory, dst_dir_fd=directory)
+            folder = os.open(made, _DIRECTORY_FLAGS, dir_fd=directory)
+            try:
+                os.fchmod(folder, RUN_FOLDER_MODE)  # exactly 0700, whatever the umask
+            finally:
+                os.close(folder)
         except BaseException:
             try:
-                os.unlink(temporary, dir_fd=directory)
+                os.rmdir(made, dir_fd=directory)
             except OSError:
                 pass
             raise
     except OSError as exc:
-        raise RefusedError("cannot write %s in %s: %s" % (name, folder, exc.strerror or exc)) from None
+        raise RefusedError("cannot write in %s: %s" % (base, exc.strerror or exc)) from None
     finally:
         os.close(directory)
-    return os.path.join(folder, name)
+    return made
+
+
+def _make_run_folder(directory, base, name):
+    """mkdir ``name``, else ``name-2``, ... in the open folder ``directory``; the name made."""
+    for index in range(1, MAX_RUN_FOLDERS + 1):
+        candidate = name if index == 1 else "%s-%d" % (name, index)
+        try:
+            os.mkdir(candidate, RUN_FOLDER_MODE, dir_fd=directory)
+            return candidate
+        except FileExistsError:
+            continue
+    raise RefusedError("%s already holds %s and %s-2 to %s-%d; remove those you no longer need"
+                       % (base, name, name, name, MAX_RUN_FOLDERS))
+
+
+def _write_file(directory, name, data):
+    """Write ``data`` to ``name`` in the open folder ``directory`` atomically: a new temporary file (O_EXCL,
+    O_NOFOLLOW), fsynced, then renamed over ``name``; removed again on any failure. OSError on failure."""
+    temporary = ".%s.%d.tmp" % (name, os.getpid())
+    fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), RECIPE_MODE,
+                 dir_fd=directory)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(temporary, name, src_dir_fd=directory, dst_dir_fd=directory)
+    except BaseException:
+        try:
+            os.unlink(temporary, dir_fd=directory)
+        except OSError:
+            pass
+        raise
 
 
 # ---------------------------------------------------------------------------------------------
 # What to print
 
 
-def report_lines(chosen, plan, image, bundle, flags, folder):
-    """The plan, the image, the bundle and the three commands, every word shell-quoted as stdout shows it."""
-    rendered, pulled = os.path.join(folder, "rendered"), os.path.join(folder, "bundle")
+def report_lines(chosen, plan, image, bundle, flags, folder, run_folder):
+    """The plan, the image, the bundle and the three commands, every word shell-quoted as stdout shows it.
+    ``folder``: --dir's real path (it holds recipe.json); ``run_folder``: this run's new folder in it."""
+    rendered, pulled = os.path.join(run_folder, "rendered"), os.path.join(run_folder, "bundle")
     docker_head = ["docker", "run", "--rm"]
-    docker = ["-v", "%s:/work" % folder, image, "bundle"] + flags + [
-        "--recipe", "/work/" + RECIPE_FILE, "--output", "/work/rendered"]
+    docker = ["--mount", docker_mount(folder), image, "bundle"] + flags + [
+        "--recipe", WORK + "/" + RECIPE_FILE, "--output", "%s/%s/rendered" % (WORK, os.path.basename(run_folder))]
     lines = output.fields([
         ("Plan", "%s (ConfigMap %s; %s)" % (plan.digest, output.or_none(plan.name), chosen)),
         ("AICR image", image),
@@ -349,3 +547,19 @@ def report_lines(chosen, plan, image, bundle, flags, folder):
         "Zero diff means the operator deployed exactly what the AICR CLI renders (verify the bundle yourself).",
     ]
     return lines
+
+
+def docker_mount(folder):
+    """The ``docker run --mount`` value that binds ``folder`` (absolute) at /work: the fields ``type=bind``,
+    ``source=FOLDER``, ``target=/work``, joined as one CSV record, because docker's CLI reads --mount with
+    Go's encoding/csv Reader and cuts each field at its first ``=`` (docker/cli opts/mount.go, MountOpt.Set).
+    Unlike ``-v SRC:DST``, which splits at every ``:``, any folder name survives (``,`` and ``"`` quoted)."""
+    return ",".join(csv_field(field) for field in ("type=bind", "source=" + folder, "target=" + WORK))
+
+
+def csv_field(field):
+    """``field`` (str) as Go's encoding/csv Writer writes it (Writer.fieldNeedsQuotes): in double quotes,
+    each ``"`` doubled, when it holds ``,``, ``"``, CR or LF, is ``\\.``, or starts with a space; else as it is."""
+    if field and (field == "\\." or any(ch in field for ch in ',"\r\n') or field[0].isspace()):
+        return '"%s"' % field.replace('"', '""')
+    return field
