@@ -12,7 +12,8 @@ and which no decision ever treats as valid.
 The records' annotations say so: ``Union[str, Invalid, None]`` is a string field read leniently (None:
 not set); a list field is a ``list`` whose non-object items are :class:`Invalid`, or one :class:`Invalid`
 for the whole list (not a list, or longer than :data:`MAX_ITEMS`); an absent list is ``[]``. Times are
-aware UTC ``datetime`` values. The annotations are documentation, never evaluated (see
+aware UTC ``datetime`` values, or :class:`~kubectl_aicr.helpers.OutOfRange` for a valid RFC 3339 time
+datetime cannot hold (year 0000; 9999-12-31 with a negative offset), shown as written. The annotations are documentation, never evaluated (see
 :mod:`kubectl_aicr.records`).
 """
 
@@ -206,7 +207,8 @@ def _mapping(obj, path):
 
 
 def parse_time(text):
-    """An RFC 3339 time (``2026-11-30T12:00:00Z``, offsets and fractions allowed) -> aware UTC datetime, or None."""
+    """An RFC 3339 time as Go's ``time.Parse`` reads it (``2026-11-30T12:00:00Z``, offsets and fractions allowed;
+    a 60th second reads as the 59th) -> aware UTC datetime, :class:`helpers.OutOfRange`, or None."""
     return helpers.parse_rfc3339(text, leap_second=True)
 
 

@@ -26,7 +26,7 @@ or it carries an outcome; ended rollouts are shown only with ``--all``.
 
 import datetime
 
-from .. import output
+from .. import helpers, output
 from ..aicr import objects
 from ..kube import clientcmd
 from ..errors import AicrError
@@ -130,9 +130,9 @@ def approval_text(rollout, now):
         return approval
     if isinstance(approval, objects.Approval):
         expires = approval.expires
+        if helpers.is_time(expires) and expires <= now:
+            return "expired"
         if isinstance(expires, datetime.datetime):
-            if expires <= now:
-                return "expired"
             expires = objects.format_time(expires)
         return "approved by %s until %s" % (output.or_none(approval.user), output.or_none(expires))
     if isinstance(rollout.approval_required, Invalid):
@@ -145,7 +145,7 @@ def approval_text(rollout, now):
 
 
 def _order(rollout):
-    deadline = rollout.deadline if isinstance(rollout.deadline, datetime.datetime) else None
+    deadline = rollout.deadline if helpers.is_time(rollout.deadline) else None
     name = rollout.name if isinstance(rollout.name, str) else ""
     if rollout.needs_person:
         return (0, deadline is None, deadline or datetime.datetime.min.replace(tzinfo=datetime.timezone.utc), name)

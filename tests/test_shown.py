@@ -1,0 +1,118 @@
+"""What is shown must be true (issue 20): describe, list and the write commands never drop what the cluster
+sent, never show a wrong-typed value as "none", never print an empty value as nothing, never show two
+different values alike, and show a valid time as a time.
+
+In process: describe's and list's rendering of rollouts read from the fixture objects (as
+tests/test_describe_render.py does), printed through the writer; end to end: the write commands against the
+test API server.
+"""
+
+import copy
+import datetime
+import hashlib
+import io
+import json
+
+import pytest
+
+from kubectl_aicr import output
+from kubectl_aicr.aicr import objects
+from kubectl_aicr.commands import describe
+from kubectl_aicr.commands import list as list_command
+from tests.support.fixture_objects import NOW, configmap, fixture, set_path
+
+NAMESPACE = "aicr-system"
+ALICE = "alice@example.com"
+
+
+def edited(role, changes):
+    obj = fixture(role)
+    for path, value in changes.items():
+        set_path(obj, path, value)
+    return obj
+
+
+def printed(lines):
+    """What the writer puts on the terminal for ``lines``."""
+    stream = io.StringIO()
+    output.write_lines(lines, stream)
+    return stream.getvalue().splitlines()
+
+
+def described(obj, report=None):
+    """describe's printed lines for ``obj``; ``report``: the text of its report (its digest recorded)."""
+    if report is not None:
+        obj["spec"]["assessment"] = {"digest": "sha256:" + hashlib.sha256(report.encode("utf-8")).hexdigest()}
+    rollout = objects.rollout(obj)
+    verified = None
+    if isinstance(rollout.assessment_digest, str):
+        name = objects.assessment_configmap_name(rollout.assessment_digest)
+        found = configmap(NAMESPACE, name) if report is None else {"data": {"report.json": report}}
+        verified = objects.verify_report(found, rollout.assessment_digest, name)
+    return printed(describe.render(rollout, verified, NAMESPACE, NOW))
+
+
+def listed(*objs, now=NOW):
+    """list's printed table rows for ``objs``: {NAME: {column: cell}} (cells split on the header's columns)."""
+    lines = printed(list_command.render([objects.rollout(obj) for obj in objs], now))
+    header = lines[0]
+    starts = [header.index(title) for title in list_command.HEADERS]
+    rows = {}
+    for line in lines[1:]:
+        cells = [line[a:b].strip() for a, b in zip(starts, starts[1:] + [None])]
+        rows[cells[0]] = dict(zip(list_command.HEADERS, cells))
+    return rows
+
+
+def field(lines, label):
+    values = [line[len(label) + 1:].strip() for line in lines if line.startswith(label + ":")]
+    assert len(values) == 1, (label, lines)
+    return values[0]
+
+
+# ---------------------------------------------------------------------------------------------
+# RFC 3339 times Python's datetime cannot hold are times (helpers.OutOfRange), not invalid
+
+
+LATE = "9999-12-31T23:59:59-01:00"   # 10000-01-01T00:59:59Z: Go holds it, datetime does not
+EARLY = "0000-03-01T00:00:00Z"
+
+
+def test_a_time_past_the_year_9999_in_utc_is_shown_as_it_is():
+    lines = described(edited("awaiting-approval", {"spec.deadline": LATE}))
+    assert field(lines, "Deadline") == LATE + " (after 9999-12-31T23:59:59Z)"
+    lines = described(edited("approved-rolling-out", {"spec.approval.expires": LATE}))
+    assert field(lines, "Approval") == "approved by %s until %s (after 9999-12-31T23:59:59Z)" % (ALICE, LATE)
+    rows = listed(edited("approved-rolling-out", {"spec.deadline": LATE}))
+    assert list(rows.values())[0]["DEADLINE"] == LATE + " (after 9999-12-31T23:59:59Z)"
+
+
+def test_an_approval_that_ended_in_year_0000_is_expired():
+    obj = edited("approved-rolling-out", {"spec.approval.expires": EARLY})
+    assert list(listed(obj).values())[0]["APPROVAL"] == "expired"
+    assert field(described(obj), "Approval") == "approved by %s until %s (before 0001-01-01T00:00:00Z)" % (
+        ALICE, EARLY)
+
+
+def test_year_0000_deadlines_sort_first():
+    early = edited("awaiting-approval", {"spec.deadline": EARLY, "metadata.name": "rollout-early-1"})
+    late = edited("awaiting-approval", {"spec.deadline": LATE, "metadata.name": "rollout-late-1"})
+    assert list(listed(late, fixture("awaiting-approval"), early)) == [
+        "rollout-early-1", "rollout-7953c836e83feab1-1", "rollout-late-1"]
+
+
+@pytest.mark.e2e
+def test_approve_without_expires_refuses_a_deadline_it_cannot_write_in_utc(run, api_server, kubeconfig_for):
+    name = api_server.fixture_name("no-assessment")
+    obj = api_server.get_object("RuntimeRollout", name)
+    obj["spec"]["deadline"] = LATE
+    api_server.put_object(obj)
+    refused = run("approve", name, "--reason", "r", kubeconfig=kubeconfig_for(ALICE))
+    assert refused.returncode == 1 and "Traceback" not in refused.stderr
+    assert refused.stderr.splitlines()[-1] == (
+        "error: rollout %s: its deadline %s (after 9999-12-31T23:59:59Z) cannot be written as an approval's "
+        "expiry in UTC; give --expires DURATION" % (name, LATE))
+    assert [r for r in api_server.requests if r.method == "PATCH"] == []
+    done = run("approve", name, "--reason", "r", "--expires", "1h", kubeconfig=kubeconfig_for(ALICE))
+    assert done.returncode == 0, done.stderr
+    assert "  Deadline:     %s (after 9999-12-31T23:59:59Z)" % LATE in done.stderr.splitlines()
