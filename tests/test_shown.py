@@ -116,3 +116,122 @@ def test_approve_without_expires_refuses_a_deadline_it_cannot_write_in_utc(run, 
     done = run("approve", name, "--reason", "r", "--expires", "1h", kubeconfig=kubeconfig_for(ALICE))
     assert done.returncode == 0, done.stderr
     assert "  Deadline:     %s (after 9999-12-31T23:59:59Z)" % LATE in done.stderr.splitlines()
+
+
+# ---------------------------------------------------------------------------------------------
+# A wrong-typed item or container is shown as invalid, never dropped, never shown as "none"
+
+
+def candidate_report(**changes):
+    """The fixture's candidate report (a dict) with top-level ``changes``."""
+    with open("tests/fixtures/reports/upgrade-candidate.json", encoding="utf-8") as f:
+        report = json.load(f)
+    report.update(changes)
+    return report
+
+
+def at_risk_lines(report):
+    lines = described(fixture("awaiting-approval"), json.dumps(report))
+    start = [i for i, line in enumerate(lines) if line.startswith("  At risk")][0]
+    end = [i for i, line in enumerate(lines) if line.startswith("Recorded steps")][0]
+    return lines[start:end]
+
+
+FINDING = {"group": "nvidia.com", "kind": "ClusterPolicy", "components": ["gpu-operator"], "name": "cluster-policy"}
+
+
+@pytest.mark.parametrize("at_risk, expected", [
+    ({"scanned": True, "findings": [FINDING, "x", 7]}, [
+        "At risk:", "KIND OBJECT COMPONENTS", "ClusterPolicy.nvidia.com cluster-policy gpu-operator",
+        "<invalid atRisk.findings[1]: a string 'x'> <none> <none>",
+        "<invalid atRisk.findings[2]: a number> <none> <none>"]),
+    ({"scanned": True, "findings": {"ClusterPolicy": FINDING}}, ["At risk: <invalid atRisk.findings: a mapping>"]),
+    ({"scanned": True, "findings": "none"}, ["At risk: <invalid atRisk.findings: a string 'none'>"]),
+    ({"scanned": True, "findings": []}, ["At risk: no objects found"]),
+    ({"scanned": False}, ["At risk: not scanned"]),
+    ({"scanned": "yes", "findings": []}, ["At risk: <none>", "At risk scanned: <invalid scanned: a string 'yes'>"]),
+    ({"scanned": True, "findings": [dict(FINDING, kind=None, namespace="gpu", components=["a", 3])]}, [
+        "At risk:", "KIND OBJECT COMPONENTS", "<none>.nvidia.com gpu/cluster-policy a, <invalid components[1]: a number>"]),
+    ({"scanned": True, "findings": [dict(FINDING, components="gpu-operator")]}, [
+        "At risk:", "KIND OBJECT COMPONENTS",
+        "ClusterPolicy.nvidia.com cluster-policy <invalid components: a string 'gpu-operator'>"]),
+    (["x"], ["At risk: <invalid atRisk: a list>"]),
+], ids=["items", "a mapping", "a string", "none found", "not scanned", "scanned malformed", "fields", "components",
+        "atRisk a list"])
+def test_at_risk_findings_are_never_dropped_nor_called_none(at_risk, expected):
+    lines = at_risk_lines(candidate_report(atRisk=at_risk))
+    assert [" ".join(line.split()) for line in lines] == expected
+
+
+def test_at_risk_is_shown_when_the_report_lists_no_components():
+    lines = at_risk_lines(candidate_report(components=[], atRisk={"scanned": True, "findings": [FINDING]}))
+    assert " ".join(lines[-1].split()) == "ClusterPolicy.nvidia.com cluster-policy gpu-operator"
+
+
+def test_a_parent_that_is_not_a_mapping_is_invalid_never_not_set():
+    lines = described(edited("awaiting-approval", {"spec.to": "sha256:7953", "spec.runtimeRef": ["cluster"],
+                                                   "spec.startingInventory": 17}))
+    assert field(lines, "Target plan") == "<invalid spec.to: a string 'sha256:7953'>"
+    assert field(lines, "Runtime") == "<invalid spec.runtimeRef: a list>"
+    assert field(lines, "Starting inventory") == "<invalid spec.startingInventory: a number>"
+    lines = described(fixture("awaiting-approval"), json.dumps(candidate_report(summary="5 of 5")))
+    assert field(lines, "  Summary") == "<invalid summary: a string '5 of 5'>"
+
+
+def test_status_steps_that_cannot_be_read_are_shown():
+    obj = fixture("install")
+    steps = obj["status"]["steps"]
+    obj["status"]["steps"] = "Ready"
+    lines = described(obj)
+    rows = lines[lines.index("Steps:") + 2:lines.index("Steps:") + 5]
+    assert all(row.endswith("<invalid status.steps: a string 'Ready'>") for row in rows), rows
+    obj["status"]["steps"] = steps + ["x", {"state": "Failed"}]
+    lines = described(obj)
+    assert " ".join(lines[lines.index("Steps:") + 5].split()) == "<invalid status.steps[3]: a string 'x'> " \
+        "<none> <none> <none> <none>"
+    assert " ".join(lines[lines.index("Steps:") + 6].split()) == "<invalid status.steps[4].release: missing> " \
+        "<none> <none> <none> <none>"
+
+
+def test_the_steps_a_decision_covers_are_shown_even_when_malformed():
+    from kubectl_aicr.commands import writes
+    rollout = objects.rollout(edited("awaiting-approval", {"spec.transitionRecords": {"nvsentinel": []}}))
+    assert writes.record_step_lines(rollout, "PreApply", "covers:") == [
+        "covers:", "  <invalid spec.transitionRecords: a mapping>"]
+    obj = fixture("awaiting-approval")
+    obj["spec"]["transitionRecords"].append(5)
+    obj["spec"]["transitionRecords"][0]["steps"].append({"id": "x", "description": "d", "when": 1})
+    lines = writes.record_step_lines(objects.rollout(obj), "PreApply", "covers:")
+    records = obj["spec"]["transitionRecords"]
+    assert "  %s x: d (<invalid when: a number>)" % records[0]["release"] in lines
+    assert lines[-1] == "  <invalid spec.transitionRecords[%d]: a number>" % (len(records) - 1)
+
+
+def test_list_shows_a_rollout_whose_outcome_is_malformed():
+    from types import SimpleNamespace
+    obj = edited("awaiting-approval", {"status.outcome": ["Failed"]})
+    rollout = objects.rollout(obj)
+    assert rollout.ended  # never decided on
+    rows = listed(obj)
+    assert list(rows.values())[0]["PHASE"] == "AwaitingApproval (<invalid status.outcome: a list>)"
+    printed_lines = []
+
+    class Client:
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            return False
+
+        def get(self, path, query=None):
+            return {"kind": "RuntimeRolloutList", "items": [obj], "metadata": {}}
+
+    import kubectl_aicr.commands.list as module
+    original_connect, original_write = module.clientcmd.connect, module.output.write_lines
+    module.clientcmd.connect = lambda invocation: Client()
+    module.output.write_lines = lambda lines: printed_lines.extend(lines)
+    try:
+        assert module.run(SimpleNamespace(all=False), now=NOW) == 0
+    finally:
+        module.clientcmd.connect, module.output.write_lines = original_connect, original_write
+    assert printed_lines[1].startswith("rollout-7953c836e83feab1-1 ")

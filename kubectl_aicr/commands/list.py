@@ -21,7 +21,8 @@ Columns:
 
 Rows that need a person (awaiting an approval or an acknowledgement) come first, soonest
 deadline first; then the others by name. A rollout has ended when its phase is Completed
-or it carries an outcome; ended rollouts are shown only with ``--all``.
+or it carries an outcome; ended rollouts are shown only with ``--all``, but one whose outcome
+is malformed (shown as ``<invalid ...>``) is not known to have ended and is always shown.
 """
 
 import datetime
@@ -42,7 +43,8 @@ def run(invocation, now=None):
     with clientcmd.connect(invocation) as client:
         rollouts = list_rollouts(client)
     now = now or datetime.datetime.now(datetime.timezone.utc)
-    shown = [r for r in rollouts if getattr(invocation, "all", False) or not r.ended]
+    shown = [r for r in rollouts if getattr(invocation, "all", False) or not r.ended
+             or isinstance(r.outcome, Invalid)]  # a malformed outcome: not known to have ended, so shown
     if not shown:
         output.write_lines(["No rollouts%s." % ("" if getattr(invocation, "all", False)
                                                  else " in progress (--all shows the ended ones too)")])

@@ -375,14 +375,24 @@ def shown_time(value):
 
 def record_step_lines(rollout, when, heading, release=None):
     """The transition-record steps of ``when`` (PreApply or PostApply) that a decision covers, under
-    ``heading``; no lines when there are none."""
-    records = rollout.transition_records if isinstance(rollout.transition_records, list) else []
-    lines = []
-    for record in records:
-        if not isinstance(record, objects.TransitionRecord) or (release is not None and record.release != release):
+    ``heading``; no lines when there are none. What cannot be read (the records, a record, its steps, a step
+    or its ``when``: :class:`objects.Invalid`) is shown as such, never left out: it may be one of them."""
+    records = rollout.transition_records
+    lines = ["  %s" % records] if isinstance(records, objects.Invalid) else []
+    for record in records if isinstance(records, list) else []:
+        if isinstance(record, objects.Invalid):
+            lines.append("  %s" % record)
             continue
-        for step in record.steps if isinstance(record.steps, list) else []:
-            if isinstance(step, objects.RecordStep) and step.when == when:
-                lines.append("  %s %s: %s" % (output.or_none(record.release), output.or_none(step.id),
-                                              output.or_none(step.description)))
+        if release is not None and isinstance(record.release, str) and record.release != release:
+            continue
+        if isinstance(record.steps, objects.Invalid):
+            lines.append("  %s %s" % (output.or_none(record.release), record.steps))
+            continue
+        for step in record.steps:
+            if isinstance(step, objects.Invalid):
+                lines.append("  %s %s" % (output.or_none(record.release), step))
+            elif step.when == when or isinstance(step.when, objects.Invalid):
+                lines.append("  %s %s: %s%s" % (output.or_none(record.release), output.or_none(step.id),
+                                                output.or_none(step.description), "" if step.when == when
+                                                else " (%s)" % step.when))
     return [heading] + lines if lines else []
