@@ -235,3 +235,123 @@ def test_list_shows_a_rollout_whose_outcome_is_malformed():
     finally:
         module.clientcmd.connect, module.output.write_lines = original_connect, original_write
     assert printed_lines[1].startswith("rollout-7953c836e83feab1-1 ")
+
+
+# ---------------------------------------------------------------------------------------------
+# An empty value is never printed as nothing; look-alike cluster text is quoted (output.cluster_text)
+
+
+@pytest.mark.parametrize("text, shown", [
+    ("alice", "alice"), ("", "<none>"), ("alice ", '"alice "'), (" alice", '" alice"'), ("alice\t", '"alice\t"'),
+    ("alice\u00a0", '"alice\u00a0"'), ('"alice"', '"\\"alice\\""'), ("a\\x1b", '"a\\\\x1b"'), ("<none>", '"<none>"'),
+    ("<invalid x: y>", '"<invalid x: y>"'), ('say "hi"', 'say "hi"'), ("a < b", "a < b"),
+])
+def test_the_rule_for_cluster_text(text, shown):
+    assert output.cluster_text(text) == shown
+    value = output.ClusterText(text)
+    assert "%s" % value == str(value) == "{}".format(value) == output.or_none(value) == shown
+    assert value == text and hash(value) == hash(text) and json.dumps(value) == json.dumps(text) and value.raw == text
+
+
+def test_look_alike_values_are_told_apart_in_describe_and_list():
+    """A username with a trailing space, one in angle brackets, one holding a literal backslash escape and one
+    holding the character the writer escapes the same way: four different lines, none like ``alice``."""
+    seen = set()
+    for user in ("alice", "alice ", "<none>", "alice\\x1b", "alice\x1b"):
+        obj = edited("approved-rolling-out", {"spec.approval.user": user})
+        approval = field(described(obj), "Approval")
+        cell = list(listed(obj).values())[0]["APPROVAL"]
+        assert approval.startswith("approved by ") and cell.startswith("approved by ")
+        seen.add((approval, cell))
+    assert len(seen) == 5
+    obj = edited("approved-rolling-out", {"spec.approval.user": "alice "})
+    assert field(described(obj), "Approval").startswith('approved by "alice " until ')
+    assert list(listed(obj).values())[0]["APPROVAL"].startswith('approved by "alice " until ')
+    obj = edited("awaiting-acknowledgement", {"status.awaitingAcknowledgement.release": "nvsentinel ",
+                                              "status.message": "", "spec.steps": [{"release": " a"}]})
+    lines = described(obj)
+    assert field(lines, "Awaiting") == 'acknowledgement of "nvsentinel "'
+    assert field(lines, "Message") == "<none>"
+    assert " ".join(lines[lines.index("Steps:") + 2].split()) == '" a" <none> <none> <none> Pending'
+    assert list(listed(obj).values())[0]["WAITING ON"] == '"nvsentinel "'
+
+
+def test_every_message_about_a_change_shows_an_empty_value_as_none():
+    from kubectl_aicr.commands import writes
+    before = fixture("awaiting-approval")
+    after = edited("awaiting-approval", {"status.phase": "Completed", "status.outcome": ""})
+    text = writes.changes_text(before, after, ["phase", "outcome"])
+    assert text == "the rollout is now in phase Completed, not AwaitingApproval; the rollout has ended (outcome <none>)"
+    after = edited("awaiting-approval", {"spec.approval": {"user": "", "expires": "2026-12-01T00:00:00Z"}})
+    assert writes.changes_text(before, after, ["approval"]) == \
+        "it is already approved by <none> until 2026-12-01T00:00:00Z"
+    after = edited("awaiting-approval", {"spec.deadline": None, "spec.approvalRequired": None})
+    assert writes.changes_text(before, after, ["deadline", "approval-required"]) == \
+        "its deadline is now <none>, not 2026-11-30T16:00:00Z; spec.approvalRequired is now <none>, not True"
+
+
+DORA = "dora@example.com "  # a username with a trailing space
+
+
+@pytest.fixture(scope="module")
+def dora_server():
+    from tests.support.apiserver import APIServer
+    from tests.support.apiserver.rbac import User, default_users
+    from tests.support.apiserver.resources import APPROVERS
+    from tests.support.plugin import FIXTURES
+    with APIServer(fixtures_dir=FIXTURES, users=default_users() + [User(DORA, (APPROVERS,))]) as server:
+        yield server
+
+
+@pytest.mark.e2e
+def test_a_username_with_a_trailing_space_is_quoted_in_every_view(run, dora_server, tmp_path):
+    name = dora_server.fixture_name("awaiting-approval")
+    dora = dora_server.write_kubeconfig(str(tmp_path / "dora"), user=DORA)
+    alice = dora_server.write_kubeconfig(str(tmp_path / "alice"), user=ALICE)
+    done = run("approve", name, "--reason", "r", "--expires", "1h", kubeconfig=dora)
+    assert done.returncode == 0, done.stderr
+    assert dora_server.get_object("RuntimeRollout", name)["spec"]["approval"]["user"] == DORA  # stored as it is
+    assert done.stderr.splitlines()[0] == ('approving rollout %s as "dora@example.com ", on what was read (the write '
+                                           'is refused if any of it changes):' % name)
+    assert done.stdout.splitlines()[0].startswith('rollout %s approved by "dora@example.com " until ' % name)
+    shown = run("describe", name, kubeconfig=alice)
+    assert field(shown.stdout.splitlines(), "Approval").startswith('approved by "dora@example.com " until ')
+    listed_out = run("list", kubeconfig=alice)
+    row, = [line for line in listed_out.stdout.splitlines() if line.startswith(name + " ")]
+    assert '  approved by "dora@example.com " until ' in row
+    again = run("approve", name, "--reason", "r", kubeconfig=alice)
+    assert again.returncode == 1
+    assert 'is already approved by "dora@example.com " until ' in again.stderr.splitlines()[-1]
+    revoked = run("revoke", name, "--reason", "r", kubeconfig=dora)
+    assert revoked.returncode == 0, revoked.stderr
+    assert [l for l in revoked.stderr.splitlines() if l.startswith("  Approval:")][0].startswith(
+        '  Approval:     by "dora@example.com " until ')
+    assert revoked.stdout.splitlines()[0].startswith('rollout %s revoked by "dora@example.com " at ' % name)
+
+
+@pytest.mark.e2e
+def test_an_ended_rollout_with_an_empty_outcome_says_so(run, api_server, kubeconfig_for):
+    name = api_server.fixture_name("awaiting-approval")
+    obj = api_server.get_object("RuntimeRollout", name)
+    obj["status"]["phase"], obj["status"]["outcome"] = "Completed", ""
+    obj["metadata"].get("labels", {}).pop(objects.OUTCOME_LABEL, None)
+    api_server.put_object(obj)
+    refused = run("approve", name, "--reason", "r", kubeconfig=kubeconfig_for(ALICE))
+    assert refused.returncode == 1
+    assert refused.stderr.splitlines()[-1] == \
+        "error: rollout %s has ended (outcome <none>); it cannot be approved" % name
+
+
+@pytest.mark.e2e
+def test_an_awaited_release_with_a_trailing_space_is_quoted_in_the_block_and_the_result(run, api_server,
+                                                                                       kubeconfig_for):
+    name = api_server.fixture_name("awaiting-acknowledgement")
+    obj = api_server.get_object("RuntimeRollout", name)
+    obj["status"]["awaitingAcknowledgement"]["release"] = "nvsentinel "
+    api_server.put_object(obj)
+    done = run("acknowledge", name, kubeconfig=kubeconfig_for(ALICE))
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.splitlines()[0].startswith('acknowledging release "nvsentinel " of rollout %s as ' % name)
+    assert '  Awaiting:     acknowledgement of "nvsentinel "' in done.stderr.splitlines()
+    assert done.stdout.splitlines()[0].startswith('rollout %s: "nvsentinel " acknowledged by %s at ' % (name, ALICE))
+    assert api_server.get_object("RuntimeRollout", name)["spec"]["acknowledgements"][-1]["release"] == "nvsentinel "

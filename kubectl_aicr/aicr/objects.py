@@ -10,7 +10,8 @@ wrong type or form becomes an :class:`Invalid` value, which the output shows as 
 and which no decision ever treats as valid.
 
 The records' annotations say so: ``Union[str, Invalid, None]`` is a string field read leniently (None:
-not set); a list field is a ``list`` whose non-object items are :class:`Invalid`, or one :class:`Invalid`
+not set; a str is an :class:`~kubectl_aicr.output.ClusterText`, which formats as every view shows cluster
+text); a list field is a ``list`` whose non-object items are :class:`Invalid`, or one :class:`Invalid`
 for the whole list (not a list, or longer than :data:`MAX_ITEMS`); an absent list is ``[]``. Times are
 aware UTC ``datetime`` values, or :class:`~kubectl_aicr.helpers.OutOfRange` for a valid RFC 3339 time
 datetime cannot hold (year 0000; 9999-12-31 with a negative offset), shown as written. The annotations are documentation, never evaluated (see
@@ -24,6 +25,7 @@ import sys
 
 from .. import helpers
 from ..errors import AicrError
+from ..output import ClusterText
 from ..records import Record
 
 GROUP = "operator.aicr.run"
@@ -86,7 +88,7 @@ def _segment(name):
     """A path segment, ``urllib.parse.quote(name, safe="")``; names never hold '/', '?', '#', '%' or control
     characters in Kubernetes, so an object name is returned as it is (no urllib.parse at start-up)."""
     if name and set(name) <= _UNRESERVED:
-        return name
+        return str.__str__(name)  # the text itself, also for a ClusterText (whose str() is as shown)
     from urllib.parse import quote
     return quote(name, safe="")
 
@@ -156,7 +158,7 @@ def _typed(obj, path, kind, absent=None):
         return value
     if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
         return Invalid(path, _describe(value))
-    return value
+    return ClusterText(value) if kind is str else value
 
 
 def _text(obj, path):
@@ -180,7 +182,7 @@ def _keyed(obj, mapping_path, key):
         return mapping
     value = mapping.get(key)
     if value is None or isinstance(value, str):
-        return value
+        return value if value is None else ClusterText(value)
     return Invalid("%s[%s]" % (mapping_path, key), _describe(value))
 
 
@@ -565,7 +567,7 @@ def _strings(obj, path):
     items = _list(obj, path)
     if isinstance(items, Invalid):
         return items
-    return [item if isinstance(item, str) else Invalid("%s[%d]" % (path, index), _describe(item))
+    return [ClusterText(item) if isinstance(item, str) else Invalid("%s[%d]" % (path, index), _describe(item))
             for index, item in enumerate(items)]
 
 
@@ -762,7 +764,7 @@ def list_items(listed, what="objects"):
 def list_continue(listed):
     """``metadata.continue`` of a List answer (the token for the next page), or None when it is the last page."""
     token = _text(listed, "metadata.continue") if isinstance(listed, dict) else None
-    return token if isinstance(token, str) and token else None
+    return token.raw if isinstance(token, str) and token else None  # sent as it is, never as shown
 
 
 # ---------------------------------------------------------------------------------------------
@@ -841,5 +843,7 @@ def json_equal(a, b):
         return a.keys() == b.keys() and all(json_equal(a[k], b[k]) for k in a)
     if isinstance(a, list) and isinstance(b, list):
         return len(a) == len(b) and all(json_equal(x, y) for x, y in zip(a, b))
+    if isinstance(a, str) and isinstance(b, str):  # ClusterText is its text
+        return a == b
     return type(a) is type(b) and a == b
 

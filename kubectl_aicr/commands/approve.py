@@ -117,10 +117,11 @@ def _expiry(rollout, lifetime, now):
         if helpers.is_time(approval.expires) and approval.expires <= now:
             raise RefusedError("rollout %s was approved by %s until %s, and that approval has expired; an approval "
                                "can be neither changed nor extended: the rollout ends Expired, and a new attempt "
-                               "of it needs a new approval" % (rollout.name, approval.user,
+                               "of it needs a new approval" % (rollout.name, output.or_none(approval.user),
                                                                writes.shown_time(approval.expires)))
         raise RefusedError("rollout %s is already approved by %s until %s; an approval can be neither changed "
-                           "nor extended" % (rollout.name, approval.user, writes.shown_time(approval.expires)))
+                           "nor extended" % (rollout.name, output.or_none(approval.user),
+                                            writes.shown_time(approval.expires)))
     if rollout.approval_required is not True:
         raise RefusedError("rollout %s needs no approval (spec.approvalRequired is %s)"
                            % (rollout.name, "false" if rollout.approval_required is False else "not set"))
