@@ -207,14 +207,11 @@ def test_the_steps_a_decision_covers_are_shown_even_when_malformed():
     assert lines[-1] == "  <invalid spec.transitionRecords[%d]: a number>" % (len(records) - 1)
 
 
-def test_list_shows_a_rollout_whose_outcome_is_malformed():
+def test_list_shows_a_rollout_whose_outcome_is_malformed(monkeypatch):
     from types import SimpleNamespace
     obj = edited("awaiting-approval", {"status.outcome": ["Failed"]})
-    rollout = objects.rollout(obj)
-    assert rollout.ended  # never decided on
-    rows = listed(obj)
-    assert list(rows.values())[0]["PHASE"] == "AwaitingApproval (<invalid status.outcome: a list>)"
-    printed_lines = []
+    assert objects.rollout(obj).ended  # never decided on
+    assert list(listed(obj).values())[0]["PHASE"] == "AwaitingApproval (<invalid status.outcome: a list>)"
 
     class Client:
         def __enter__(self):
@@ -226,15 +223,11 @@ def test_list_shows_a_rollout_whose_outcome_is_malformed():
         def get(self, path, query=None):
             return {"kind": "RuntimeRolloutList", "items": [obj], "metadata": {}}
 
-    import kubectl_aicr.commands.list as module
-    original_connect, original_write = module.clientcmd.connect, module.output.write_lines
-    module.clientcmd.connect = lambda invocation: Client()
-    module.output.write_lines = lambda lines: printed_lines.extend(lines)
-    try:
-        assert module.run(SimpleNamespace(all=False), now=NOW) == 0
-    finally:
-        module.clientcmd.connect, module.output.write_lines = original_connect, original_write
-    assert printed_lines[1].startswith("rollout-7953c836e83feab1-1 ")
+    written = []
+    monkeypatch.setattr(list_command.clientcmd, "connect", lambda invocation: Client())
+    monkeypatch.setattr(list_command.output, "write_lines", written.extend)
+    assert list_command.run(SimpleNamespace(all=False), now=NOW) == 0
+    assert written[1].startswith("rollout-7953c836e83feab1-1 ")
 
 
 # ---------------------------------------------------------------------------------------------
