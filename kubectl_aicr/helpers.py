@@ -13,30 +13,129 @@ import time
 from .errors import AicrError
 
 RFC3339_UTC = "%Y-%m-%dT%H:%M:%SZ"
-_RFC3339 = re.compile(r"\A(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(\.\d+)?([Zz]|[+-]\d{2}:\d{2})\Z")
+# time.RFC3339 as Go's time.Parse reads it: ASCII digits only, upper-case T and Z, an hour of one or two
+# digits (the layout's "15"), a fraction after the seconds with "." or "," and any number of digits (Go
+# reads only the first 9), an offset +hh:mm.
+_RFC3339 = re.compile(r"\A([0-9]{4})-([0-9]{2})-([0-9]{2})T([0-9]{1,2}):([0-9]{2}):([0-9]{2})(?:[.,]([0-9]+))?"
+                      r"(Z|[+-][0-9]{2}:[0-9]{2})\Z")
+_EPOCH = datetime.datetime(1970, 1, 1, tzinfo=datetime.timezone.utc)
+_DAYS_IN_MONTH = (31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)
+
+
+class OutOfRange:
+    """A valid RFC 3339 time that Python's ``datetime`` cannot hold: its UTC instant is before
+    0001-01-01T00:00:00Z (year 0000, or year 0001 with a positive offset) or after 9999-12-31T23:59:59.999999Z
+    (9999-12-31 with a negative offset). Go's ``time.Time`` holds it (Go's years run far wider).
+
+    ``text``: the time as read; ``seconds``: Unix seconds (int) and ``nanoseconds`` (0 to 999999999) of its
+    instant, as Go's ``Time.Unix`` and ``Time.Nanosecond`` give them. It orders against aware datetimes (before
+    or after every one), and ``str()`` is the text as read with where it lies, e.g.
+    ``9999-12-31T23:59:59-01:00 (after 9999-12-31T23:59:59Z)``: shown as what it is, never as invalid, and
+    never rewritten in UTC (RFC 3339 has no year 10000).
+    """
+
+    __slots__ = ("text", "seconds", "nanoseconds")
+
+    def __init__(self, text, seconds, nanoseconds=0):
+        self.text, self.seconds, self.nanoseconds = text, seconds, nanoseconds
+
+    @property
+    def after(self):
+        """True when the instant is after every datetime, False when before every one."""
+        return self.seconds > 0
+
+    def timestamp(self):
+        """Unix seconds (float), as ``datetime.timestamp``."""
+        return self.seconds + self.nanoseconds / 1e9
+
+    def __str__(self):
+        return "%s (%s)" % (self.text, "after 9999-12-31T23:59:59Z" if self.after else "before 0001-01-01T00:00:00Z")
+
+    __repr__ = __str__
+
+    def _key(self, other):
+        if isinstance(other, OutOfRange):
+            return (self.seconds, self.nanoseconds), (other.seconds, other.nanoseconds)
+        if isinstance(other, datetime.datetime) and other.tzinfo is not None:
+            return (1 if self.after else -1), 0
+        return None
+
+    def __eq__(self, other):
+        keys = self._key(other)
+        return NotImplemented if keys is None else keys[0] == keys[1]
+
+    def __hash__(self):
+        return hash((self.seconds, self.nanoseconds))
+
+    def __lt__(self, other):
+        keys = self._key(other)
+        return NotImplemented if keys is None else keys[0] < keys[1]
+
+    def __le__(self, other):
+        keys = self._key(other)
+        return NotImplemented if keys is None else keys[0] <= keys[1]
+
+    def __gt__(self, other):
+        keys = self._key(other)
+        return NotImplemented if keys is None else keys[0] > keys[1]
+
+    def __ge__(self, other):
+        keys = self._key(other)
+        return NotImplemented if keys is None else keys[0] >= keys[1]
+
+
+def is_time(value):
+    """True for what :func:`parse_rfc3339` returns for a time: an aware datetime or an :class:`OutOfRange`."""
+    return isinstance(value, (datetime.datetime, OutOfRange))
+
+
+def _days_in_month(year, month):
+    leap = year % 4 == 0 and (year % 100 != 0 or year % 400 == 0)
+    return 29 if month == 2 and leap else _DAYS_IN_MONTH[month - 1]
+
+
+def _days_from_civil(year, month, day):
+    """Days from 1970-01-01 to the proleptic Gregorian date (H. Hinnant's ``days_from_civil``; year 0 too)."""
+    year -= month <= 2
+    era = year // 400
+    year_of_era = year - era * 400
+    day_of_year = (153 * (month + (-3 if month > 2 else 9)) + 2) // 5 + day - 1
+    day_of_era = year_of_era * 365 + year_of_era // 4 - year_of_era // 100 + day_of_year
+    return era * 146097 + day_of_era - 719468
 
 
 def parse_rfc3339(text, leap_second=False):
-    """An RFC 3339 time (``2026-11-30T12:00:00Z``, offsets and fractions allowed) -> aware UTC datetime
-    (microseconds), or None when it is not one. ``leap_second``: a second of 60 reads as 59 (the operator's
-    times); else it is not a time, as Go's ``time.Parse`` refuses it."""
-    match = _RFC3339.match(text)
+    """An RFC 3339 time, as Go's ``time.Parse(time.RFC3339, text)`` accepts it (``2026-11-30T12:00:00Z``;
+    years 0000 to 9999; a fraction of any length after ``.`` or ``,``; offsets ``+hh:mm`` up to 24:60, as
+    Go's range checks allow), -> an aware UTC datetime (the fraction truncated to microseconds), an
+    :class:`OutOfRange` for a valid time outside datetime's range, or None when Go refuses it (lower-case
+    ``t`` or ``z``, a 60th second, Feb 30, hour 24, ``+0530``, non-ASCII digits, spaces).
+
+    ``leap_second``: a second of 60 reads as 59 (the operator's times); else it is not a time, as Go
+    refuses it. tests/test_rfc3339_go.py compares this with Go's time.Parse on generated inputs.
+    """
+    match = _RFC3339.match(text) if isinstance(text, str) else None
     if not match:
         return None
     year, month, day, hour, minute, second = (int(g) for g in match.groups()[:6])
-    fraction, zone = match.group(7), match.group(8)
-    try:
-        micro = int((fraction[1:] + "000000")[:6]) if fraction else 0
-        tz = datetime.timezone.utc
-        if zone not in ("Z", "z"):
-            sign = 1 if zone[0] == "+" else -1
-            tz = datetime.timezone(sign * datetime.timedelta(hours=int(zone[1:3]), minutes=int(zone[4:6])))
-        if leap_second:
-            second = min(second, 59)
-        value = datetime.datetime(year, month, day, hour, minute, second, micro, tzinfo=tz)
-        return value.astimezone(datetime.timezone.utc)
-    except (ValueError, OverflowError):
+    fraction, zone = match.group(7) or "", match.group(8)
+    if leap_second and second == 60:
+        second = 59
+    if not (1 <= month <= 12 and 1 <= day <= _days_in_month(year, month) and hour <= 23 and minute <= 59
+            and second <= 59):
         return None
+    offset = 0
+    if zone != "Z":
+        hours, minutes = int(zone[1:3]), int(zone[4:6])
+        if hours > 24 or minutes > 60:  # Go's limits ("time zone offset hour/minute out of range")
+            return None
+        offset = (1 if zone[0] == "+" else -1) * (hours * 3600 + minutes * 60)
+    seconds = _days_from_civil(year, month, day) * 86400 + hour * 3600 + minute * 60 + second - offset
+    nanoseconds = int((fraction + "000000000")[:9])
+    try:
+        return _EPOCH + datetime.timedelta(seconds=seconds, microseconds=nanoseconds // 1000)
+    except OverflowError:
+        return OutOfRange(text, seconds, nanoseconds)
 
 
 _MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
@@ -75,7 +174,8 @@ def parse_http_date(text):
 
 
 def format_utc(moment):
-    """An aware datetime, or epoch seconds, -> RFC 3339 UTC with whole seconds, ``2026-11-30T12:00:00Z``."""
+    """An aware datetime, or epoch seconds, -> RFC 3339 UTC with whole seconds, ``2026-11-30T12:00:00Z``.
+    (An :class:`OutOfRange` has no such form: callers show it with ``str()``.)"""
     if isinstance(moment, datetime.datetime):
         return moment.astimezone(datetime.timezone.utc).strftime(RFC3339_UTC)
     return time.strftime(RFC3339_UTC, time.gmtime(moment))

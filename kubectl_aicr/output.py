@@ -121,12 +121,56 @@ def shown(text, encoding=None):
     return text
 
 
+def cluster_text(text):
+    """``text`` (a str read from the cluster) as every view shows it (describe, list, the write commands'
+    "on what was read" block, their result lines and messages): the one rule that keeps two different values
+    from looking alike.
+
+    - ``""`` is ``<none>``, kubectl's word for an empty value (never nothing at all);
+    - text that could be mistaken for another value is quoted as Go's ``%q`` (kubectl's messages) quotes it,
+      in double quotes with ``\\`` and ``"`` escaped by a backslash: text with leading or trailing
+      whitespace (``"alice "``, which would look like ``alice``), text that begins with ``"`` (it would look
+      quoted), text holding a backslash (it could look like an escape the writer makes, ``\\x1b``), and
+      text in angle brackets (``"<none>"``: it would look like one of the plugin's own words, ``<none>``,
+      ``<invalid ...>``);
+    - any other text is shown as it is.
+
+    Not escaped: the writer escapes control, bidi and invisible characters in every line, quoted or not.
+    """
+    if text == "":
+        return NONE
+    if text != text.strip() or text.startswith('"') or "\\" in text or (text.startswith("<") and text.endswith(">")):
+        return '"%s"' % text.replace("\\", "\\\\").replace('"', '\\"')
+    return text
+
+
+class ClusterText(str):
+    """A str read from the cluster (every string field :mod:`kubectl_aicr.aicr.objects` reads): it compares,
+    hashes, slices, encodes, JSON-encodes and is sent as the text itself, but ``str()``, ``"%s"`` and
+    ``format()`` give it as every view shows it (:func:`cluster_text`), so no message or line can show an
+    empty or look-alike value unmarked. ``text.raw`` is the text itself as an exact str.
+    """
+
+    __slots__ = ()
+
+    def __str__(self):
+        return cluster_text(str.__str__(self))
+
+    def __format__(self, spec):
+        return format(str(self), spec)
+
+    @property
+    def raw(self):
+        return str.__str__(self)
+
+
 def or_none(value):
     """``value`` as text for a line: ``<none>`` (kubectl's word for an empty value) for ``None`` and ``""``,
-    ``str()`` of anything else. Not escaped: the writer escapes every line."""
+    ``str()`` of anything else (a :class:`ClusterText` as :func:`cluster_text` shows it). Not escaped: the
+    writer escapes every line."""
     if value is None or value == "":
         return NONE
-    return value if isinstance(value, str) else str(value)
+    return str(value)
 
 
 def printable(text):

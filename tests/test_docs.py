@@ -8,6 +8,7 @@
   README, is a file of the repository; no product module cites the spec folder outside it.
 """
 
+import json
 import os
 import re
 
@@ -108,3 +109,65 @@ def test_the_product_cites_nothing_outside_the_repository():
                 if "shared/" in line:
                     outside.append("%s:%d" % (os.path.relpath(path, ROOT), number))
     assert not outside, "cite docs/ instead: %s" % outside
+
+
+# ---------------------------------------------------------------------------------------------
+# What the documents say a write tests is what the plugin sends
+
+
+WRITE_TARGETS = {"approve": ("awaiting-approval", ["--reason", "r"]),
+                 "revoke": ("approved-rolling-out", ["--reason", "r"]),
+                 "acknowledge": ("awaiting-acknowledgement", [])}
+
+
+def _documented_writes():
+    """{command: ([the JSON pointers its patch tests, in order], the path its ``add`` writes)} from the table
+    of operator-api.md's "Writes" section."""
+    section = _section(_read("docs", "operator-api.md"), "## Writes (project's choice)")
+    documented = {}
+    for match in re.finditer(r"^\| (approve|revoke|acknowledge) \| (.*?) \| `add (\S+) ", section, re.M):
+        documented[match.group(1)] = (re.findall(r"`(/[^`]*)`", match.group(2)), match.group(3))
+    return documented
+
+
+def _covers(test_path, pointer):
+    """A ``test`` on ``test_path`` holds the fact at ``pointer`` when it is that path, or an ancestor of it."""
+    return pointer == test_path or pointer.startswith(test_path + "/")
+
+
+def test_the_documents_say_what_the_write_tests_and_it_is_what_is_sent(run, api_server, kubeconfig_for):
+    """docs/operator-api.md lists, per command, the pointers its patch tests; a --dry-run=client patch of
+    each command tests exactly those (or the first absent member on the way, with null), in that order, then
+    adds what the table says; none tests metadata.resourceVersion."""
+    documented = _documented_writes()
+    assert sorted(documented) == sorted(WRITE_TARGETS)
+    for command, (role, extra) in WRITE_TARGETS.items():
+        result = run(command, api_server.fixture_name(role), *extra, "--dry-run=client",
+                     kubeconfig=kubeconfig_for("alice@example.com"))
+        assert result.returncode == 0, result.stderr
+        line, = [x for x in result.stdout.splitlines() if x.startswith("would send: PATCH ")]
+        sent = json.loads(line.split(") ", 1)[1])
+        tests = [op for op in sent if op["op"] == "test"]
+        assert sent[:len(tests)] == tests and [op["op"] for op in sent[len(tests):]] == ["add"]
+        pointers, added = documented[command]
+        covering = [[t["path"] for t in tests if _covers(t["path"], p)] for p in pointers]
+        assert all(len(paths) == 1 for paths in covering), (command, covering)
+        assert [t["path"] for t in tests] == sorted({p[0] for p in covering}, key=[p[0] for p in covering].index)
+        for test in tests:
+            if test["path"] not in pointers:
+                assert test["value"] is None, (command, test)
+        assert "/metadata/resourceVersion" not in [t["path"] for t in tests]
+        assert sent[-1]["path"] in (added, added[:-2])  # ``/-`` appends; the whole list when there is none
+
+
+def test_no_document_says_a_write_is_pinned_to_the_resource_version():
+    """Every sentence of the docs and the README that ties the write to resourceVersion says it is not tested."""
+    wrong = []
+    for path in [os.path.join(ROOT, "README.md")] + sorted(_repository_files("docs", (".md",))):
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+        for sentence in re.split(r"(?<=[.;])\s+|\n\n|\n\|", text):
+            if "resourceVersion" in sentence and re.search(r"\b(pinned|writes?|patch)\b", sentence) and \
+                    not re.search(r"\b(never|not|no)\b", sentence):
+                wrong.append("%s: %s" % (os.path.relpath(path, ROOT), " ".join(sentence.split())))
+    assert not wrong

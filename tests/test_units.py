@@ -135,7 +135,8 @@ def test_answer_decoding(status, body, expected):
 UTC = datetime.timezone.utc
 TIME_CASES = [
     ("2026-11-30T12:00:00Z", False, datetime.datetime(2026, 11, 30, 12, tzinfo=UTC)),
-    ("2026-11-30t12:00:00z", False, datetime.datetime(2026, 11, 30, 12, tzinfo=UTC)),
+    ("2026-11-30t12:00:00z", False, None),         # Go's time.Parse wants T and Z
+    ("2026-11-30T9:00:00,5Z", False, datetime.datetime(2026, 11, 30, 9, 0, 0, 500000, tzinfo=UTC)),
     ("2026-11-30T14:30:00+02:30", False, datetime.datetime(2026, 11, 30, 12, tzinfo=UTC)),
     ("2026-11-30T12:00:00.1234567Z", False, datetime.datetime(2026, 11, 30, 12, 0, 0, 123456, tzinfo=UTC)),
     ("2016-12-31T23:59:60Z", True, datetime.datetime(2016, 12, 31, 23, 59, 59, tzinfo=UTC)),
@@ -144,7 +145,8 @@ TIME_CASES = [
     ("2026-11-30T12:00:00", False, None),         # no zone
     ("2026-11-30T12:00:00Z\n", False, None),
     ("2026-02-30T12:00:00Z", False, None),
-    ("0001-01-01T00:00:00+01:00", False, None),   # before year 1 in UTC
+    ("0001-01-01T00:00:00+01:00", False, helpers.OutOfRange("0001-01-01T00:00:00+01:00", -62135600400)),
+    ("2026-11-30T12:00:00+24:00", False, datetime.datetime(2026, 11, 29, 12, tzinfo=UTC)),  # Go allows 24
 ]
 
 

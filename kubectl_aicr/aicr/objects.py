@@ -10,9 +10,11 @@ wrong type or form becomes an :class:`Invalid` value, which the output shows as 
 and which no decision ever treats as valid.
 
 The records' annotations say so: ``Union[str, Invalid, None]`` is a string field read leniently (None:
-not set); a list field is a ``list`` whose non-object items are :class:`Invalid`, or one :class:`Invalid`
+not set; a str is an :class:`~kubectl_aicr.output.ClusterText`, which formats as every view shows cluster
+text); a list field is a ``list`` whose non-object items are :class:`Invalid`, or one :class:`Invalid`
 for the whole list (not a list, or longer than :data:`MAX_ITEMS`); an absent list is ``[]``. Times are
-aware UTC ``datetime`` values. The annotations are documentation, never evaluated (see
+aware UTC ``datetime`` values, or :class:`~kubectl_aicr.helpers.OutOfRange` for a valid RFC 3339 time
+datetime cannot hold (year 0000; 9999-12-31 with a negative offset), shown as written. The annotations are documentation, never evaluated (see
 :mod:`kubectl_aicr.records`).
 """
 
@@ -23,6 +25,7 @@ import sys
 
 from .. import helpers
 from ..errors import AicrError
+from ..output import ClusterText
 from ..records import Record
 
 GROUP = "operator.aicr.run"
@@ -85,7 +88,7 @@ def _segment(name):
     """A path segment, ``urllib.parse.quote(name, safe="")``; names never hold '/', '?', '#', '%' or control
     characters in Kubernetes, so an object name is returned as it is (no urllib.parse at start-up)."""
     if name and set(name) <= _UNRESERVED:
-        return name
+        return str.__str__(name)  # the text itself, also for a ClusterText (whose str() is as shown)
     from urllib.parse import quote
     return quote(name, safe="")
 
@@ -133,22 +136,29 @@ def _describe(value):
 
 
 def _raw(obj, path):
-    value = obj
+    """The value at the dotted ``path`` of ``obj``: None where a member on the way is missing or null; an
+    :class:`Invalid` naming the first member on the way that is present but not a mapping (``spec.to: "x"``
+    is never read as "no target")."""
+    value, walked = obj, []
     for key in path.split("."):
-        if not isinstance(value, dict):
-            return None
-        value = value.get(key)
+        if value is not None and not isinstance(value, dict):
+            return Invalid(".".join(walked) or "the object", _describe(value))
+        walked.append(key)
+        value = value.get(key) if value is not None else None
     return value
 
 
 def _typed(obj, path, kind, absent=None):
-    """The value at ``path`` if it is a ``kind``; ``absent`` when missing or null; else :class:`Invalid`."""
+    """The value at ``path`` if it is a ``kind``; ``absent`` when missing or null; else :class:`Invalid` (for
+    the value, or for the first member on the way that is not a mapping)."""
     value = _raw(obj, path)
     if value is None:
         return absent
+    if isinstance(value, Invalid):
+        return value
     if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
         return Invalid(path, _describe(value))
-    return value
+    return ClusterText(value) if kind is str else value
 
 
 def _text(obj, path):
@@ -172,7 +182,7 @@ def _keyed(obj, mapping_path, key):
         return mapping
     value = mapping.get(key)
     if value is None or isinstance(value, str):
-        return value
+        return value if value is None else ClusterText(value)
     return Invalid("%s[%s]" % (mapping_path, key), _describe(value))
 
 
@@ -206,7 +216,8 @@ def _mapping(obj, path):
 
 
 def parse_time(text):
-    """An RFC 3339 time (``2026-11-30T12:00:00Z``, offsets and fractions allowed) -> aware UTC datetime, or None."""
+    """An RFC 3339 time as Go's ``time.Parse`` reads it (``2026-11-30T12:00:00Z``, offsets and fractions allowed;
+    a 60th second reads as the 59th) -> aware UTC datetime, :class:`helpers.OutOfRange`, or None."""
     return helpers.parse_rfc3339(text, leap_second=True)
 
 
@@ -393,15 +404,23 @@ def _outcome(obj):
 
 def _steps(obj):
     """``spec.steps`` joined with ``status.steps``: the k-th spec step of a release takes the k-th status
-    entry of that release (a release can appear twice, e.g. Upgrade then Verify); none: Pending."""
+    entry of that release (a release can appear twice, e.g. Upgrade then Verify); none: Pending. A
+    ``status.steps`` that is not a list makes every step's state that :class:`Invalid`; a status entry
+    that is not an object or names no release follows the steps as its own :class:`Invalid`, never dropped."""
     spec_steps = _list(obj, "spec.steps")
     if isinstance(spec_steps, Invalid):
         return spec_steps
-    states = {}
     status_steps = _list(obj, "status.steps")
-    for item in status_steps if isinstance(status_steps, list) else []:
-        if isinstance(item, dict) and isinstance(item.get("release"), str):
-            states.setdefault(item["release"], []).append(item)
+    states, unmatched = {}, []
+    for index, item in enumerate(status_steps if isinstance(status_steps, list) else []):
+        where = "status.steps[%d]" % index
+        release = _text(item, "release") if isinstance(item, dict) else Invalid(where, _describe(item))
+        if isinstance(release, str):
+            states.setdefault(release, []).append(item)
+        elif isinstance(release, Invalid):
+            unmatched.append(Invalid(where + ".release", release.found) if isinstance(item, dict) else release)
+        else:
+            unmatched.append(Invalid(where + ".release", "missing"))
     seen = {}
     steps = []
     for index, item in enumerate(spec_steps):
@@ -414,10 +433,11 @@ def _steps(obj):
             occurrence = seen[release] = seen.get(release, -1) + 1
             entries = states.get(release, [])
             status = entries[occurrence] if occurrence < len(entries) else {}
+        state = status_steps if isinstance(status_steps, Invalid) else _text(status, "state") or "Pending"
         steps.append(Step(release=release, operation=_text(item, "operation"),
                           assessment=_text(item, "assessment"), changes_crds=_bool(item, "changesCRDs"),
-                          state=_text(status, "state") or "Pending", message=_text(status, "message")))
-    return steps
+                          state=state, message=_text(status, "message")))
+    return steps + unmatched
 
 
 def _optional_digest(obj, parent, key):
@@ -487,8 +507,26 @@ class ReportComponent(Record):
     steps: Union[List[Union[ReportStep, Invalid]], Invalid]
 
 
+class Finding(Record):
+    """One object at risk (``atRisk.findings[]``): its kind, API group, namespace, name and the components
+    (a list of str, each item or the whole list :class:`Invalid` when malformed) that put it at risk."""
+
+    kind: Union[str, Invalid, None]
+    group: Union[str, Invalid, None]
+    namespace: Union[str, Invalid, None]
+    name: Union[str, Invalid, None]
+    components: Union[List[Union[str, Invalid]], Invalid]
+
+
+class AtRisk(Record):
+    """The report's ``atRisk``: whether the cluster was scanned, and the objects found at risk."""
+
+    scanned: Union[bool, Invalid, None]
+    findings: Union[List[Union[Finding, Invalid]], Invalid]
+
+
 class Report(Record):
-    """AICR's upgrade-check report (``Report``): ``at_risk`` is the raw ``atRisk`` mapping or None."""
+    """AICR's upgrade-check report (``Report``)."""
 
     from_ref: Union[str, Invalid, None]
     to_ref: Union[str, Invalid, None]
@@ -496,7 +534,7 @@ class Report(Record):
     components: Union[List[Union[ReportComponent, Invalid]], Invalid]
     summary_components: Union[int, Invalid, None]
     summary_failing: Union[int, Invalid, None]
-    at_risk: Union[dict, Invalid, None]
+    at_risk: Union[AtRisk, Invalid, None]
 
 
 class VerifiedReport(Record):
@@ -523,13 +561,40 @@ def _report_component(item, where):
                                                               _text(s, "reason"))))
 
 
+def _strings(obj, path):
+    """The list of strings at ``path``: each item a str or :class:`Invalid`; the whole list Invalid when it
+    is not one; ``[]`` when absent."""
+    items = _list(obj, path)
+    if isinstance(items, Invalid):
+        return items
+    return [ClusterText(item) if isinstance(item, str) else Invalid("%s[%d]" % (path, index), _describe(item))
+            for index, item in enumerate(items)]
+
+
+def _finding(item, where):
+    return Finding(kind=_text(item, "kind"), group=_text(item, "group"), namespace=_text(item, "namespace"),
+                   name=_text(item, "name"), components=_strings(item, "components"))
+
+
+def _at_risk(obj):
+    body = _mapping(obj, "atRisk")
+    if body is None or isinstance(body, Invalid):
+        return body
+    findings = _entries(body, "findings", _finding)
+    if isinstance(findings, Invalid):
+        findings = Invalid("atRisk." + findings.path, findings.found)
+    else:
+        findings = [Invalid("atRisk." + f.path, f.found) if isinstance(f, Invalid) else f for f in findings]
+    return AtRisk(scanned=_bool(body, "scanned"), findings=findings)
+
+
 def report(obj):
     """Read an upgrade-check report (decoded JSON dict) into a :class:`Report`."""
     return Report(
         from_ref=_text(obj, "from"), to_ref=_text(obj, "to"), deployer=_text(obj, "deployer"),
         components=_entries(obj, "components", _report_component),
         summary_components=_int(obj, "summary.components"), summary_failing=_int(obj, "summary.failing"),
-        at_risk=_mapping(obj, "atRisk"))
+        at_risk=_at_risk(obj))
 
 
 def verify_report(configmap, digest, configmap_name):
@@ -699,7 +764,7 @@ def list_items(listed, what="objects"):
 def list_continue(listed):
     """``metadata.continue`` of a List answer (the token for the next page), or None when it is the last page."""
     token = _text(listed, "metadata.continue") if isinstance(listed, dict) else None
-    return token if isinstance(token, str) and token else None
+    return token.raw if isinstance(token, str) and token else None  # sent as it is, never as shown
 
 
 # ---------------------------------------------------------------------------------------------
@@ -778,5 +843,7 @@ def json_equal(a, b):
         return a.keys() == b.keys() and all(json_equal(a[k], b[k]) for k in a)
     if isinstance(a, list) and isinstance(b, list):
         return len(a) == len(b) and all(json_equal(x, y) for x, y in zip(a, b))
+    if isinstance(a, str) and isinstance(b, str):  # ClusterText is its text
+        return a == b
     return type(a) is type(b) and a == b
 

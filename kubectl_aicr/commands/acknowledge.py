@@ -73,5 +73,5 @@ def _awaited(rollout, named):
     for ack in rollout.acknowledgements:
         if isinstance(ack, objects.Acknowledgement) and ack.release == release:
             raise RefusedError("release %s of rollout %s is already acknowledged by %s at %s" % (
-                release, rollout.name, ack.user, writes.shown_time(ack.time)))
+                release, rollout.name, output.or_none(ack.user), writes.shown_time(ack.time)))
     return release

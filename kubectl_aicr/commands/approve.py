@@ -19,7 +19,7 @@ warning are shown (stderr), and the approval is written pinned to those facts.
 
 import datetime
 
-from .. import cli, output
+from .. import cli, helpers, output
 from ..aicr import objects, reports
 from ..kube import clientcmd
 from ..errors import RefusedError, VerificationError
@@ -93,7 +93,7 @@ def _assessment(client, namespace, rollout, allow_unverified):
 
 def _expiry_warnings(rollout, lifetime, expires, now):
     deadline = rollout.deadline
-    if not isinstance(deadline, datetime.datetime) or lifetime is None:
+    if not helpers.is_time(deadline) or lifetime is None:
         return []
     if deadline <= now:
         return ["the deadline of rollout %s (%s) has passed; this approval lasts until %s, as --expires asks"
@@ -114,13 +114,14 @@ def _expiry(rollout, lifetime, now):
                            "it" % rollout.name)
     if isinstance(rollout.approval, objects.Approval):
         approval = rollout.approval
-        if isinstance(approval.expires, datetime.datetime) and approval.expires <= now:
+        if helpers.is_time(approval.expires) and approval.expires <= now:
             raise RefusedError("rollout %s was approved by %s until %s, and that approval has expired; an approval "
                                "can be neither changed nor extended: the rollout ends Expired, and a new attempt "
-                               "of it needs a new approval" % (rollout.name, approval.user,
+                               "of it needs a new approval" % (rollout.name, output.or_none(approval.user),
                                                                writes.shown_time(approval.expires)))
         raise RefusedError("rollout %s is already approved by %s until %s; an approval can be neither changed "
-                           "nor extended" % (rollout.name, approval.user, writes.shown_time(approval.expires)))
+                           "nor extended" % (rollout.name, output.or_none(approval.user),
+                                            writes.shown_time(approval.expires)))
     if rollout.approval_required is not True:
         raise RefusedError("rollout %s needs no approval (spec.approvalRequired is %s)"
                            % (rollout.name, "false" if rollout.approval_required is False else "not set"))
@@ -138,4 +139,7 @@ def _expiry(rollout, lifetime, now):
         raise RefusedError("rollout %s: its deadline %s has passed, so an approval has no default end; give "
                            "--expires DURATION to approve it for that long" % (rollout.name,
                                                                               writes.shown_time(rollout.deadline)))
+    if isinstance(rollout.deadline, helpers.OutOfRange):  # after 9999-12-31T23:59:59Z: no RFC 3339 UTC form
+        raise RefusedError("rollout %s: its deadline %s cannot be written as an approval's expiry in UTC; give "
+                           "--expires DURATION" % (rollout.name, writes.shown_time(rollout.deadline)))
     return rollout.deadline

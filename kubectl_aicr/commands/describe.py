@@ -107,10 +107,19 @@ def _approval(rollout, now):
     return pairs
 
 
+def _same_invalid(*values):
+    """The :class:`Invalid` all ``values`` are (a malformed parent such as ``spec.runtimeRef: "x"`` makes each
+    of its fields the same one): shown once. None otherwise."""
+    first = values[0]
+    return first if isinstance(first, Invalid) and all(value == first for value in values) else None
+
+
 def _inventory(rollout):
     size = rollout.inventory_releases
     if size is None and rollout.inventory_digest is None:
         return None
+    if _same_invalid(size, rollout.inventory_digest):
+        return size
     count = "%s release%s" % (size, "" if size == 1 else "s") if isinstance(size, int) else output.or_none(size)
     return "%s, %s" % (count, output.or_none(objects.short_digest(rollout.inventory_digest)))
 
@@ -118,7 +127,7 @@ def _inventory(rollout):
 def summary_lines(rollout, now):
     """The rollout's head section."""
     runtime = rollout.runtime_name
-    if rollout.runtime_uid is not None:
+    if rollout.runtime_uid is not None and not _same_invalid(rollout.runtime_name, rollout.runtime_uid):
         runtime = "%s (UID %s)" % (output.or_none(rollout.runtime_name), output.or_none(rollout.runtime_uid))
     pairs = [
         ("Name", rollout.name),
@@ -177,16 +186,16 @@ def report_lines(rollout, verified, namespace):
     components = rep.components
     if isinstance(components, Invalid) or not components:
         lines += output.fields([("Components", components)], indent=2)
-        return lines
-    rows = []
-    for component in components:
-        if isinstance(component, Invalid):
-            rows.append([component, "", "", "", ""])
-        else:
-            rows.append([component.component, component.change, _versions(component), component.verdict,
-                         component.notes])
-    lines += output.table(["COMPONENT", "CHANGE", "VERSIONS", "VERDICT", "NOTES"], rows, indent=2)
-    lines += _component_details(components)
+    else:
+        rows = []
+        for component in components:
+            if isinstance(component, Invalid):
+                rows.append([component, "", "", "", ""])
+            else:
+                rows.append([component.component, component.change, _versions(component), component.verdict,
+                             component.notes])
+        lines += output.table(["COMPONENT", "CHANGE", "VERSIONS", "VERDICT", "NOTES"], rows, indent=2)
+        lines += _component_details(components)
     if rep.at_risk is not None:
         lines += _at_risk(rep.at_risk)
     return lines
@@ -196,6 +205,8 @@ def _summary(rep):
     count, failing = rep.summary_components, rep.summary_failing
     if count is None and failing is None:
         return None
+    if _same_invalid(count, failing):
+        return count
     return "%s components, %s failing" % (output.or_none(count), output.or_none(failing))
 
 
@@ -232,21 +243,27 @@ def _report_steps(steps):
 
 
 def _at_risk(at_risk):
+    """``At risk:``: the objects the report found at risk, as a table; ``no objects found`` only for a
+    scan that found none; a malformed ``atRisk``, ``findings``, finding or ``scanned`` shown as such."""
     if isinstance(at_risk, Invalid):
         return output.fields([("At risk", at_risk)], indent=2)
-    findings = at_risk.get("findings")
-    if not isinstance(findings, list) or not findings:
-        return output.fields([("At risk", "no objects found" if at_risk.get("scanned") is True else None)],
-                             indent=2)
+    findings, scanned = at_risk.findings, at_risk.scanned
+    lines = output.fields([("At risk scanned", scanned)], indent=2) if isinstance(scanned, Invalid) else []
+    if isinstance(findings, Invalid) or not findings:
+        found = findings or ({True: "no objects found", False: "not scanned"}.get(scanned)
+                             if isinstance(scanned, bool) else None)
+        return output.fields([("At risk", found)], indent=2) + lines
     rows = []
     for item in findings:
-        if isinstance(item, dict):
-            kind = "%s.%s" % (item.get("kind"), item.get("group")) if item.get("group") else item.get("kind")
-            where = "%s/%s" % (item.get("namespace"), item.get("name")) if item.get("namespace") else item.get("name")
-            components = item.get("components")
-            rows.append([kind, where, ", ".join(str(c) for c in components)
-                         if isinstance(components, list) else components])
-    return ["  At risk:"] + output.table(["KIND", "OBJECT", "COMPONENTS"], rows, indent=4)
+        if isinstance(item, Invalid):
+            rows.append([item, "", ""])
+            continue
+        kind = "%s.%s" % (output.or_none(item.kind), item.group) if item.group else item.kind
+        where = "%s/%s" % (item.namespace, output.or_none(item.name)) if item.namespace else item.name
+        components = item.components
+        rows.append([kind, where, ", ".join(str(c) for c in components) if isinstance(components, list)
+                     else components])
+    return ["  At risk:"] + output.table(["KIND", "OBJECT", "COMPONENTS"], rows, indent=4) + lines
 
 
 def recorded_lines(rollout):

@@ -21,12 +21,13 @@ Columns:
 
 Rows that need a person (awaiting an approval or an acknowledgement) come first, soonest
 deadline first; then the others by name. A rollout has ended when its phase is Completed
-or it carries an outcome; ended rollouts are shown only with ``--all``.
+or it carries an outcome; ended rollouts are shown only with ``--all``, but one whose outcome
+is malformed (shown as ``<invalid ...>``) is not known to have ended and is always shown.
 """
 
 import datetime
 
-from .. import output
+from .. import helpers, output
 from ..aicr import objects
 from ..kube import clientcmd
 from ..errors import AicrError
@@ -42,7 +43,8 @@ def run(invocation, now=None):
     with clientcmd.connect(invocation) as client:
         rollouts = list_rollouts(client)
     now = now or datetime.datetime.now(datetime.timezone.utc)
-    shown = [r for r in rollouts if getattr(invocation, "all", False) or not r.ended]
+    shown = [r for r in rollouts if getattr(invocation, "all", False) or not r.ended
+             or isinstance(r.outcome, Invalid)]  # a malformed outcome: not known to have ended, so shown
     if not shown:
         output.write_lines(["No rollouts%s." % ("" if getattr(invocation, "all", False)
                                                  else " in progress (--all shows the ended ones too)")])
@@ -130,9 +132,9 @@ def approval_text(rollout, now):
         return approval
     if isinstance(approval, objects.Approval):
         expires = approval.expires
+        if helpers.is_time(expires) and expires <= now:
+            return "expired"
         if isinstance(expires, datetime.datetime):
-            if expires <= now:
-                return "expired"
             expires = objects.format_time(expires)
         return "approved by %s until %s" % (output.or_none(approval.user), output.or_none(expires))
     if isinstance(rollout.approval_required, Invalid):
@@ -145,7 +147,7 @@ def approval_text(rollout, now):
 
 
 def _order(rollout):
-    deadline = rollout.deadline if isinstance(rollout.deadline, datetime.datetime) else None
+    deadline = rollout.deadline if helpers.is_time(rollout.deadline) else None
     name = rollout.name if isinstance(rollout.name, str) else ""
     if rollout.needs_person:
         return (0, deadline is None, deadline or datetime.datetime.min.replace(tzinfo=datetime.timezone.utc), name)

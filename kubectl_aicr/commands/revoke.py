@@ -54,7 +54,7 @@ def _check(rollout):
     if isinstance(rollout.revocation, objects.Revocation):
         revocation = rollout.revocation
         raise RefusedError("rollout %s is already revoked by %s at %s" % (
-            rollout.name, revocation.user, writes.shown_time(revocation.time)))
+            rollout.name, output.or_none(revocation.user), writes.shown_time(revocation.time)))
     writes.require_open(rollout, "revoked")
     if rollout.approval is None:
         raise RefusedError("rollout %s is not approved; there is nothing to revoke" % rollout.name)

@@ -216,14 +216,16 @@ def _read_again(client, decision, lost=None):
 def _digests(new, old):
     """Two digests as describe shortens them, in full where the short forms would look alike."""
     short_new, short_old = objects.short_digest(new), objects.short_digest(old)
-    return (new, old) if short_new == short_old else (short_new, short_old)
+    pair = (new, old) if short_new == short_old else (short_new, short_old)
+    return tuple(output.or_none(digest) for digest in pair)
 
 
 def changes_text(before, after, changed):
     """One clause per changed fact (``before`` and ``after``: the rollout objects, dicts)."""
     old, new = objects.rollout(before), objects.rollout(after)
     if "uid" in changed:
-        return "the rollout was deleted and created again (UID %s, now %s)" % (old.uid, new.uid)
+        return "the rollout was deleted and created again (UID %s, now %s)" % (output.or_none(old.uid),
+                                                                             output.or_none(new.uid))
     clauses = []
     for fact in changed:
         text = _change_text(fact, old, new)
@@ -241,32 +243,34 @@ def _change_text(fact, old, new):
     if fact == "phase":
         return "the rollout is now in phase %s, not %s" % (new.phase or "<none>", old.phase or "<none>")
     if fact in ("outcome", "outcome-label"):
-        return "the rollout has ended (outcome %s)" % new.outcome if new.ended else "the rollout's outcome changed"
+        return "the rollout has ended (outcome %s)" % output.or_none(new.outcome) if new.ended else "the rollout's outcome changed"
     if fact == "awaited":
         if not new.awaiting_acknowledgement:
-            return "the rollout no longer waits on %s" % old.awaiting_acknowledgement
-        return "the rollout now waits on %s, not %s" % (new.awaiting_acknowledgement,
+            return "the rollout no longer waits on %s" % output.or_none(old.awaiting_acknowledgement)
+        return "the rollout now waits on %s, not %s" % (output.or_none(new.awaiting_acknowledgement),
                                                        old.awaiting_acknowledgement or "any release")
     if fact == "approval":
         if old.approval is None and isinstance(new.approval, objects.Approval):
-            return "it is already approved by %s until %s" % (new.approval.user, shown_time(new.approval.expires))
-        return "its approval changed (now %s)" % (new.approval,)
+            return "it is already approved by %s until %s" % (output.or_none(new.approval.user),
+                                                              shown_time(new.approval.expires))
+        return "its approval changed (now %s)" % output.or_none(new.approval)
     if fact == "revocation":
         if old.revocation is None and isinstance(new.revocation, objects.Revocation):
-            return "it was revoked by %s at %s" % (new.revocation.user, shown_time(new.revocation.time))
-        return "its revocation changed (now %s)" % (new.revocation,)
+            return "it was revoked by %s at %s" % (output.or_none(new.revocation.user), shown_time(new.revocation.time))
+        return "its revocation changed (now %s)" % output.or_none(new.revocation)
     if fact == "acknowledgements":
         added = new.acknowledgements[len(old.acknowledgements):] \
             if isinstance(new.acknowledgements, list) and isinstance(old.acknowledgements, list) else []
         for ack in added:
             if isinstance(ack, objects.Acknowledgement):
-                return "release %s is already acknowledged by %s at %s" % (ack.release, ack.user,
+                return "release %s is already acknowledged by %s at %s" % (ack.release, output.or_none(ack.user),
                                                                           shown_time(ack.time))
         return "its acknowledgements changed"
     if fact == "deadline":
         return "its deadline is now %s, not %s" % (shown_time(new.deadline), shown_time(old.deadline))
     if fact == "approval-required":
-        return "spec.approvalRequired is now %s, not %s" % (new.approval_required, old.approval_required)
+        return "spec.approvalRequired is now %s, not %s" % (output.or_none(new.approval_required),
+                                                              output.or_none(old.approval_required))
     return "%s changed" % objects.FACT_POINTERS[fact]
 
 
@@ -335,7 +339,7 @@ def require_target(rollout, expected):
     target = rollout.to_digest
     if not isinstance(target, str) or not target.startswith(expected):
         raise RefusedError("rollout %s targets %s, not %s (--expect-digest); nothing was written; describe it again"
-                           % (rollout.name, target, expected))
+                           % (rollout.name, output.or_none(target), expected))
 
 
 def require_bound(rollout, uid, assessment):
@@ -344,7 +348,7 @@ def require_bound(rollout, uid, assessment):
     differ = []
     if uid is not None and rollout.uid != uid:
         differ.append("its UID is %s, not %s (--expect-uid): it was deleted and created again"
-                      % (rollout.uid, uid))
+                      % (output.or_none(rollout.uid), uid))
     digest = rollout.assessment_digest
     if assessment is not None and not (isinstance(digest, str) and digest.startswith(assessment)):
         differ.append("its assessment report is %s, not %s (--expect-assessment)"
@@ -358,7 +362,7 @@ def require_open(rollout, action):
     """Refuse when the rollout has ended (it carries an outcome)."""
     if rollout.ended:
         raise RefusedError("rollout %s has ended (outcome %s); it cannot be %s"
-                           % (rollout.name, rollout.outcome, action))
+                           % (rollout.name, output.or_none(rollout.outcome), action))
 
 
 def refuse_invalid(rollout, *fields):
@@ -369,20 +373,30 @@ def refuse_invalid(rollout, *fields):
 
 
 def shown_time(value):
-    """RFC 3339 UTC text for a datetime; anything else (Invalid, None) as it is."""
-    return objects.format_time(value) if isinstance(value, datetime.datetime) else value
+    """RFC 3339 UTC text for a datetime; None as ``<none>``; anything else (Invalid, OutOfRange) as it is."""
+    return objects.format_time(value) if isinstance(value, datetime.datetime) else output.or_none(value)
 
 
 def record_step_lines(rollout, when, heading, release=None):
     """The transition-record steps of ``when`` (PreApply or PostApply) that a decision covers, under
-    ``heading``; no lines when there are none."""
-    records = rollout.transition_records if isinstance(rollout.transition_records, list) else []
-    lines = []
-    for record in records:
-        if not isinstance(record, objects.TransitionRecord) or (release is not None and record.release != release):
+    ``heading``; no lines when there are none. What cannot be read (the records, a record, its steps, a step
+    or its ``when``: :class:`objects.Invalid`) is shown as such, never left out: it may be one of them."""
+    records = rollout.transition_records
+    lines = ["  %s" % records] if isinstance(records, objects.Invalid) else []
+    for record in records if isinstance(records, list) else []:
+        if isinstance(record, objects.Invalid):
+            lines.append("  %s" % record)
             continue
-        for step in record.steps if isinstance(record.steps, list) else []:
-            if isinstance(step, objects.RecordStep) and step.when == when:
-                lines.append("  %s %s: %s" % (output.or_none(record.release), output.or_none(step.id),
-                                              output.or_none(step.description)))
+        if release is not None and isinstance(record.release, str) and record.release != release:
+            continue
+        if isinstance(record.steps, objects.Invalid):
+            lines.append("  %s %s" % (output.or_none(record.release), record.steps))
+            continue
+        for step in record.steps:
+            if isinstance(step, objects.Invalid):
+                lines.append("  %s %s" % (output.or_none(record.release), step))
+            elif step.when == when or isinstance(step.when, objects.Invalid):
+                lines.append("  %s %s: %s%s" % (output.or_none(record.release), output.or_none(step.id),
+                                                output.or_none(step.description), "" if step.when == when
+                                                else " (%s)" % step.when))
     return [heading] + lines if lines else []
