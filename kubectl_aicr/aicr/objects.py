@@ -715,6 +715,8 @@ FACT_POINTERS = {
     "approval": "/spec/approval",
     "revocation": "/spec/revocation",
     "acknowledgements": "/spec/acknowledgements",
+    "records": "/spec/transitionRecords",  # what approve (PreApply) and acknowledge (PostApply) acknowledge
+    "steps": "/spec/steps",                # what an approval lets the operator run
     "phase": "/status/phase",
     "outcome": "/status/outcome",
     "outcome-label": "/metadata/labels/%s" % OUTCOME_LABEL.replace("~", "~0").replace("/", "~1"),

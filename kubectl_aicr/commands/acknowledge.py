@@ -7,8 +7,8 @@ Decided on ONE read of the rollout (writes.py): refused, saying what state the
 rollout is in, when it is not waiting, when that release already carries an
 acknowledgement (it is never recorded twice), when it waits on another release than
 --release names, and when its target plan is not the --expect-digest given. The
-awaited release, the acknowledgements, UID, target plan, assessment digest and phase
-are shown and pinned until the write lands: if another approver acknowledges first and
+awaited release, the acknowledgements, the transition records (its post-apply steps), UID,
+target plan, assessment digest and phase are shown and pinned until the write lands: if another approver acknowledges first and
 the rollout moves on, nothing is written for the next release. The server's answer is
 checked: this rollout, its UID, and exactly the entry written appended.
 """
@@ -20,7 +20,8 @@ from ..errors import RefusedError, UsageError
 from . import writes
 
 AWAITING = "AwaitingAcknowledgement"
-FACTS = writes.COMMON_FACTS + ("awaited", "acknowledgements")
+# spec.transitionRecords (the post-apply steps this acknowledges) is pinned as read too.
+FACTS = writes.COMMON_FACTS + ("awaited", "acknowledgements", "records")
 
 
 def run(invocation):

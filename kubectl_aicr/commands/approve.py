@@ -14,7 +14,9 @@ without --expires one whose deadline has passed, one whose target plan is not th
 recorded digest (missing, unreadable, altered, or a malformed or null digest: exit 3
 for content that does not match, else 1) unless --allow-unverified-report is given.
 Then the facts it rests on, the pre-apply steps the approval acknowledges and any
-warning are shown (stderr), and the approval is written pinned to those facts.
+warning are shown (stderr), and the approval is written pinned to those facts, the
+transition records and the steps as read included (a change in them between the read
+and the write refuses it: "changed after it was read").
 """
 
 import datetime
@@ -25,7 +27,9 @@ from ..kube import clientcmd
 from ..errors import RefusedError, VerificationError
 from . import writes
 
-FACTS = writes.COMMON_FACTS + ("approval", "revocation", "approval-required", "deadline")
+# The recorded steps (spec.transitionRecords: the pre-apply steps this approval acknowledges) and the steps
+# it lets the operator run (spec.steps) are pinned as read, like the facts it is decided on.
+FACTS = writes.COMMON_FACTS + ("approval", "revocation", "approval-required", "deadline", "records", "steps")
 
 
 def run(invocation):

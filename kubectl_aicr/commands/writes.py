@@ -263,6 +263,10 @@ def _change_text(fact, old, new):
                 return "release %s is already acknowledged by %s at %s" % (ack.release, ack.user,
                                                                           shown_time(ack.time))
         return "its acknowledgements changed"
+    if fact == "records":
+        return "its recorded steps (spec.transitionRecords) are no longer what was shown"
+    if fact == "steps":
+        return "its steps (spec.steps) are no longer what was shown"
     if fact == "deadline":
         return "its deadline is now %s, not %s" % (shown_time(new.deadline), shown_time(old.deadline))
     if fact == "approval-required":
