@@ -6,7 +6,8 @@ For a rollout in phase AwaitingAcknowledgement, appends {release, user, time} to
 Decided on ONE read of the rollout (writes.py): refused, saying what state the
 rollout is in, when it is not waiting, when that release already carries an
 acknowledgement (it is never recorded twice), when it waits on another release than
---release names, and when its target plan is not the --expect-digest given. The
+--release names, when its target plan is not the --expect-digest given, and when the
+recorded steps of that release (spec.transitionRecords) cannot be read. The
 awaited release, the acknowledgements, the transition records (its post-apply steps), UID,
 target plan, assessment digest and phase are shown and pinned until the write lands: if another approver acknowledges first and
 the rollout moves on, nothing is written for the next release. The server's answer is
@@ -75,4 +76,7 @@ def _awaited(rollout, named):
         if isinstance(ack, objects.Acknowledgement) and ack.release == release:
             raise RefusedError("release %s of rollout %s is already acknowledged by %s at %s" % (
                 release, rollout.name, ack.user, writes.shown_time(ack.time)))
+    writes.refuse_unreadable(rollout, objects.unreadable_records(rollout, release),
+                             "the recorded steps of %s" % release,
+                             "acknowledging says its post-apply steps are done")
     return release

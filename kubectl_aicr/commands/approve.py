@@ -12,7 +12,10 @@ approved (an expired approval is named as expired), one that needs no approval,
 without --expires one whose deadline has passed, one whose target plan is not the
 --expect-digest given, and one whose assessment report does not verify against its
 recorded digest (missing, unreadable, altered, or a malformed or null digest: exit 3
-for content that does not match, else 1) unless --allow-unverified-report is given.
+for content that does not match, else 1) unless --allow-unverified-report is given, and
+one whose recorded steps (spec.transitionRecords: not a list, more than objects.MAX_ITEMS,
+a step not a mapping, a ``when`` other than PreApply or PostApply, any field of the wrong
+type) or steps (spec.steps) cannot be read: approving acknowledges the pre-apply steps.
 Then the facts it rests on, the pre-apply steps the approval acknowledges and any
 warning are shown (stderr), and the approval is written pinned to those facts, the
 transition records and the steps as read included (a change in them between the read
@@ -128,6 +131,10 @@ def _expiry(rollout, lifetime, now):
     if rollout.approval_required is not True:
         raise RefusedError("rollout %s needs no approval (spec.approvalRequired is %s)"
                            % (rollout.name, "false" if rollout.approval_required is False else "not set"))
+    writes.refuse_unreadable(rollout, objects.unreadable_records(rollout), "its recorded steps",
+                             "approving acknowledges the pre-apply steps among them")
+    writes.refuse_unreadable(rollout, objects.unreadable_steps(rollout), "its steps",
+                             "an approval lets the operator run them")
     if lifetime is not None:
         try:
             return now + datetime.timedelta(seconds=lifetime)

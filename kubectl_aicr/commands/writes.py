@@ -372,6 +372,16 @@ def refuse_invalid(rollout, *fields):
             raise RefusedError("rollout %s: %s; refusing to decide on a malformed rollout" % (rollout.name, value))
 
 
+def refuse_unreadable(rollout, problem, what, why):
+    """Refuse a decision on steps that cannot be read: ``problem`` (an :class:`objects.Invalid` from
+    objects.unreadable_records or unreadable_steps, or None: nothing to refuse), ``what`` names them, ``why``
+    says what the decision would say of them."""
+    if problem is not None:
+        raise RefusedError("rollout %s: %s cannot be read (%s), and %s; refusing to decide on steps nobody can "
+                           "read; nothing was written (kubectl aicr describe %s shows them)"
+                           % (rollout.name, what, problem, why, rollout.name))
+
+
 def shown_time(value):
     """RFC 3339 UTC text for a datetime; anything else (Invalid, None) as it is."""
     return objects.format_time(value) if isinstance(value, datetime.datetime) else value
