@@ -67,7 +67,8 @@ FLAGS = (
     ("--expect-assessment", "DIGEST",
      "approve, revoke, acknowledge: refuse unless the rollout's assessment report digest (spec.assessment.digest) "
      "is this one (sha256:<64 hex>, or at least its first 16 hex digits, as describe prints them)"),
-    ("--release", "NAME", "acknowledge: refuse unless the rollout waits on this release"),
+    ("--release", "NAME", "acknowledge: refuse unless the rollout waits on this release; needed within 10 minutes "
+     "of the rollout moving on to the release it waits on"),
     ("--allow-unverified-report", "BOOL",
      "approve: approve although the rollout's assessment report does not verify against its recorded digest "
      "(missing, unreadable, altered or malformed); default false"),

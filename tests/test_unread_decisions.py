@@ -7,6 +7,8 @@ decision line is checked in process (``describe.binding_lines`` on the fixture o
 """
 
 import copy
+import datetime
+import email.utils
 
 import pytest
 
@@ -176,3 +178,90 @@ def test_another_releases_unreadable_record_does_not_stop_the_acknowledgement(ru
     assert result.returncode == 0, result.stderr
     acks = api_server.get_object("RuntimeRollout", name)["spec"]["acknowledgements"]
     assert acks[-1]["release"] == "nvsentinel" and acks[-1]["user"] == ALICE
+
+
+# ---------------------------------------------------------------------------------------------
+# acknowledge without --release, just after the rollout moved on (Decisions 1)
+
+
+def _utc(delta_seconds):
+    when = datetime.datetime.now(datetime.timezone.utc) + datetime.timedelta(seconds=delta_seconds)
+    return when.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _moved_on(last=None, since=None):
+    """The acknowledgement fixture after nvsentinel was acknowledged with ``last`` (the entry's changes, or
+    an entry of its own) and the rollout moved on to kai-scheduler; ``since``: status' awaiting since."""
+    def edit(obj):
+        entry = {"release": "nvsentinel", "user": BOB, "time": _utc(-120)}
+        entry = dict(entry, **last) if isinstance(last, dict) else (entry if last is None else last)
+        obj["spec"]["acknowledgements"].append(entry)
+        obj["status"]["awaitingAcknowledgement"] = {"release": "kai-scheduler"}
+        if since is not None:
+            obj["status"]["awaitingAcknowledgement"]["since"] = since
+    return edit
+
+
+RECENT = {
+    "another-approver-2m-ago": (_moved_on(), "%s acknowledged nvsentinel at " % BOB),
+    "the-same-approver-again": (_moved_on({"user": ALICE}), "you (%s) acknowledged nvsentinel at " % ALICE),
+    "a-time-that-cannot-be-read": (_moved_on({"time": "yesterday"}), "at a time that cannot be read"),
+    "no-time": (_moved_on({"time": None}), "at a time that cannot be read (<none>)"),
+    "a-time-in-the-future": (_moved_on({"time": _utc(3600)}), "later than the API server's clock"),
+    "an-entry-that-cannot-be-read": (_moved_on("nvsentinel done"), "an acknowledgement it records cannot be read"),
+    "awaiting-since-3m": (_moved_on({"time": _utc(-7200)}, since=_utc(-180)),
+                          "it has waited on kai-scheduler since "),
+    "awaiting-since-unreadable": (_moved_on({"time": _utc(-7200)}, since="soon"),
+                                  "when it began to wait cannot be read (<invalid status.awaitingAcknowledgement"
+                                  ".since: not an RFC 3339 time 'soon'>)"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(RECENT))
+def test_acknowledge_without_release_refuses_just_after_the_rollout_moved_on(run, api_server, kubeconfig_for,
+                                                                             case):
+    """Issue 20's worst case: alice did nvsentinel's steps; bob acknowledged it a moment ago and the rollout
+    now awaits kai-scheduler. The plain form would record alice for kai-scheduler: it refuses, naming the
+    release awaited now, who moved it on and when, and the command with --release; --release records it."""
+    edit, words = RECENT[case]
+    name = _put_variant(api_server, "awaiting-acknowledgement", edit)
+    before = api_server.get_object("RuntimeRollout", name)
+    result = run("acknowledge", name, kubeconfig=kubeconfig_for(ALICE))
+    assert result.returncode == 1, result.stderr
+    error = _one_error(result)
+    assert error.startswith("error: rollout %s now waits on kai-scheduler, and " % name) and words in error, error
+    assert "without --release, acknowledge refuses for 10m after the rollout moves on" in error
+    assert error.endswith("nothing was written; if you did the post-apply steps of kai-scheduler: kubectl aicr "
+                          "acknowledge %s --release=kai-scheduler" % name), error
+    assert _patches(api_server) == [] and api_server.get_object("RuntimeRollout", name) == before
+    named = run("acknowledge", name, "--release=kai-scheduler", kubeconfig=kubeconfig_for(ALICE))
+    assert named.returncode == 0, named.stderr
+    acks = api_server.get_object("RuntimeRollout", name)["spec"]["acknowledgements"]
+    assert acks[-1]["release"] == "kai-scheduler" and acks[-1]["user"] == ALICE
+
+
+@pytest.mark.parametrize("edit", [_moved_on({"time": _utc(-11 * 60)}),
+                                  _moved_on({"time": _utc(-7200)}, since=_utc(-11 * 60)),
+                                  _moved_on({"time": _utc(-11 * 60), "user": ALICE})],
+                         ids=["acknowledged-11m-ago", "awaiting-since-11m", "own-11m-ago"])
+def test_acknowledge_without_release_works_once_the_move_is_not_recent(run, api_server, kubeconfig_for, edit):
+    name = _put_variant(api_server, "awaiting-acknowledgement", edit)
+    result = run("acknowledge", name, kubeconfig=kubeconfig_for(ALICE))
+    assert result.returncode == 0, result.stderr
+    acks = api_server.get_object("RuntimeRollout", name)["spec"]["acknowledgements"]
+    assert acks[-1]["release"] == "kai-scheduler" and acks[-1]["user"] == ALICE
+
+
+def test_the_window_is_counted_by_the_api_servers_clock(run, api_server, kubeconfig_for):
+    """nvsentinel was acknowledged 30 minutes ago by this machine's clock, 5 by the API server's (its Date is
+    25 minutes behind): the server's clock wrote that time, and it says the move is recent."""
+    name = _put_variant(api_server, "awaiting-acknowledgement", _moved_on({"time": _utc(-30 * 60)}))
+    server_now = datetime.datetime.now(datetime.timezone.utc) - datetime.timedelta(minutes=25)
+    api_server.header_values["Date"] = email.utils.format_datetime(server_now, usegmt=True)
+    try:
+        result = run("acknowledge", name, kubeconfig=kubeconfig_for(ALICE))
+    finally:
+        api_server.header_values.clear()
+    assert result.returncode == 1, result.stderr
+    error = _one_error(result)
+    assert "%s acknowledged nvsentinel at " % BOB in error and "(5m" in error and _patches(api_server) == []

@@ -320,6 +320,7 @@ class Rollout(Record):
     message: Union[str, Invalid, None]
     awaiting_acknowledgement: Union[str, Invalid, None]  # release name
     created: Union[datetime, Invalid, None] = None  # metadata.creationTimestamp
+    awaiting_since: Union[datetime, Invalid, None] = None  # status.awaitingAcknowledgement.since, when recorded
 
     @property
     def initial_install(self):
@@ -500,6 +501,10 @@ def _optional_digest(obj, parent, key):
     return Invalid("%s.%s" % (parent, key), "missing") if digest is None else digest
 
 
+# When the rollout began to wait on its release: not in the API today (docs/operator-api.md), read when present.
+AWAITING_SINCE = "status.awaitingAcknowledgement.since"
+
+
 def rollout(obj):
     """Read a RuntimeRollout object (the API server's JSON, a dict) into a :class:`Rollout`."""
     return Rollout(
@@ -517,7 +522,9 @@ def rollout(obj):
         acknowledgements=_entries(obj, "spec.acknowledgements", _acknowledgement),
         phase=_text(obj, "status.phase"), outcome=_outcome(obj), message=_text(obj, "status.message"),
         awaiting_acknowledgement=_text(obj, "status.awaitingAcknowledgement.release"),
-        created=_time(obj, "metadata.creationTimestamp"))
+        created=_time(obj, "metadata.creationTimestamp"),
+        awaiting_since=_time(obj, AWAITING_SINCE))
+
 
 
 # ---------------------------------------------------------------------------------------------
