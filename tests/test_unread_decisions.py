@@ -265,3 +265,88 @@ def test_the_window_is_counted_by_the_api_servers_clock(run, api_server, kubecon
     assert result.returncode == 1, result.stderr
     error = _one_error(result)
     assert "%s acknowledged nvsentinel at " % BOB in error and "(5m" in error and _patches(api_server) == []
+
+
+# ---------------------------------------------------------------------------------------------
+# The API server's clock is said when it is far from this machine's (Decisions 5)
+
+
+def _server_clock(api_server, delta):
+    """The test server's Date header set ``delta`` (a timedelta) away from this machine's clock."""
+    when = datetime.datetime.now(datetime.timezone.utc) + delta
+    api_server.header_values["Date"] = email.utils.format_datetime(when, usegmt=True)
+    return when
+
+
+YEAR_BEHIND = -datetime.timedelta(days=365)
+
+
+@pytest.mark.parametrize("delta", [YEAR_BEHIND, datetime.timedelta(minutes=7)], ids=["year-behind", "7m-ahead"])
+def test_approve_refuses_when_the_clocks_disagree(run, api_server, kubeconfig_for, delta):
+    """--expires 2h counted from a server a year behind would store an approval that every other clock reads
+    as expired, and being set once it blocks any other: refused, naming both clocks, nothing sent."""
+    name = api_server.fixture_name("awaiting-approval")
+    _server_clock(api_server, delta)
+    try:
+        result = run("approve", name, "--reason", "r", "--expires", "2h", kubeconfig=kubeconfig_for(ALICE))
+    finally:
+        api_server.header_values.clear()
+    assert result.returncode == 1, result.stderr
+    error = _one_error(result)
+    assert "the API server's clock (its Date header) says " in error and " and this machine's " in error
+    assert ("behind, more than 5m0s" if delta < datetime.timedelta(0) else "ahead, more than 5m0s") in error
+    assert "--allow-clock-skew approves on the API server's clock anyway" in error
+    assert _patches(api_server) == []
+    assert "approval" not in api_server.get_object("RuntimeRollout", name)["spec"]
+
+
+def test_approve_on_the_servers_clock_only_on_purpose(run, api_server, kubeconfig_for):
+    name = api_server.fixture_name("awaiting-approval")
+    server_now = _server_clock(api_server, YEAR_BEHIND)
+    try:
+        result = run("approve", name, "--reason", "r", "--expires", "2h", "--allow-clock-skew",
+                     kubeconfig=kubeconfig_for(ALICE))
+    finally:
+        api_server.header_values.clear()
+    assert result.returncode == 0, result.stderr
+    warnings = [line for line in result.stderr.splitlines() if line.startswith("warning: ")]
+    assert len(warnings) == 1 and "the server is 365d0h behind" in warnings[0], result.stderr
+    assert "approving on the API server's clock, as --allow-clock-skew asks" in warnings[0]
+    expires = api_server.get_object("RuntimeRollout", name)["spec"]["approval"]["expires"]
+    counted = datetime.datetime.strptime(expires, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=datetime.timezone.utc)
+    assert abs(counted - (server_now + datetime.timedelta(hours=2))) < datetime.timedelta(minutes=1)
+
+
+@pytest.mark.parametrize("command,role,args", [("revoke", "approved-rolling-out", ["--reason", "r"]),
+                                               ("acknowledge", "awaiting-acknowledgement", ["--release=nvsentinel"])])
+def test_revoke_and_acknowledge_say_the_clocks_disagree_before_writing(run, api_server, kubeconfig_for, command,
+                                                                       role, args):
+    name = api_server.fixture_name(role)
+    _server_clock(api_server, YEAR_BEHIND)
+    try:
+        result = run(command, name, *args, kubeconfig=kubeconfig_for(ALICE))
+    finally:
+        api_server.header_values.clear()
+    assert result.returncode == 0, result.stderr
+    warnings = [line for line in result.stderr.splitlines() if line.startswith("warning: ")]
+    assert len(warnings) == 1 and "the server is 365d0h behind, more than 5m0s" in warnings[0], result.stderr
+    assert "is the API server's" in warnings[0]
+    assert result.stderr.splitlines()[-1] == warnings[0]  # the last thing said before the write
+
+
+@pytest.mark.parametrize("command,role,args", [("approve", "awaiting-approval", ["--reason", "r", "--expires", "2h"]),
+                                               ("revoke", "approved-rolling-out", ["--reason", "r"])])
+def test_clocks_a_minute_apart_are_not_a_skew(run, api_server, kubeconfig_for, command, role, args):
+    _server_clock(api_server, datetime.timedelta(minutes=-1))
+    try:
+        result = run(command, api_server.fixture_name(role), *args, kubeconfig=kubeconfig_for(ALICE))
+    finally:
+        api_server.header_values.clear()
+    assert result.returncode == 0, result.stderr
+    assert "warning: " not in result.stderr
+
+
+def test_allow_clock_skew_takes_go_booleans(run, api_server, kubeconfig_for):
+    result = run("approve", api_server.fixture_name("awaiting-approval"), "--reason", "r", "--allow-clock-skew=maybe",
+                 kubeconfig=kubeconfig_for(ALICE))
+    assert result.returncode == 2 and 'invalid argument "maybe"' in result.stderr and api_server.requests == []

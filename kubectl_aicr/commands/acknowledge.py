@@ -58,6 +58,7 @@ def run(invocation):
                                       ("Awaiting", "acknowledgement of %s" % release)),
                     writes.record_step_lines(rollout, "PostApply", "this acknowledges the post-apply steps:",
                                              release))
+        writes.warn_clock_skew(client, "the time of the acknowledgement (%s)" % objects.format_time(now))
         stored = writes.land(client, decision, dry_run)
     entry = operations[0]["value"]
     entry = entry[0] if isinstance(entry, list) else entry
