@@ -12,8 +12,9 @@ also while the rollout may have moved on to that release within :data:`RECENT_MO
 server's clock (:func:`_refuse_recent_move`): the release is the subject of an
 acknowledgement, and only the person knows whose steps they did (issue 20). The
 awaited release, the acknowledgements, the transition records (its post-apply steps), UID,
-target plan, assessment digest and phase are shown and pinned until the write lands: if another approver acknowledges first and
-the rollout moves on, nothing is written for the next release. The server's answer is
+target plan, assessment digest and phase are shown and pinned until the write lands: if
+another approver acknowledges first and the rollout moves on, nothing is written for the
+next release. The server's answer is
 checked: this rollout, its UID, and exactly the entry written appended.
 """
 
