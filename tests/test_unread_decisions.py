@@ -184,9 +184,20 @@ def test_another_releases_unreadable_record_does_not_stop_the_acknowledgement(ru
 # acknowledge without --release, just after the rollout moved on (Decisions 1)
 
 
-def _utc(delta_seconds):
-    when = datetime.datetime.now(datetime.timezone.utc) + datetime.timedelta(seconds=delta_seconds)
-    return when.strftime("%Y-%m-%dT%H:%M:%SZ")
+class _utc:
+    """A time ``delta_seconds`` from this machine's clock, read when the test runs (not when it is collected:
+    a long run would move "3 minutes ago" out of the window)."""
+
+    def __init__(self, delta_seconds):
+        self.delta_seconds = delta_seconds
+
+    def text(self):
+        when = datetime.datetime.now(datetime.timezone.utc) + datetime.timedelta(seconds=self.delta_seconds)
+        return when.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _now_text(value):
+    return value.text() if isinstance(value, _utc) else value
 
 
 def _moved_on(last=None, since=None):
@@ -195,10 +206,12 @@ def _moved_on(last=None, since=None):
     def edit(obj):
         entry = {"release": "nvsentinel", "user": BOB, "time": _utc(-120)}
         entry = dict(entry, **last) if isinstance(last, dict) else (entry if last is None else last)
+        if isinstance(entry, dict):
+            entry = {key: _now_text(value) for key, value in entry.items()}
         obj["spec"]["acknowledgements"].append(entry)
         obj["status"]["awaitingAcknowledgement"] = {"release": "kai-scheduler"}
         if since is not None:
-            obj["status"]["awaitingAcknowledgement"]["since"] = since
+            obj["status"]["awaitingAcknowledgement"]["since"] = _now_text(since)
     return edit
 
 
