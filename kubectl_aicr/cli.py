@@ -67,14 +67,18 @@ FLAGS = (
     ("--expect-assessment", "DIGEST",
      "approve, revoke, acknowledge: refuse unless the rollout's assessment report digest (spec.assessment.digest) "
      "is this one (sha256:<64 hex>, or at least its first 16 hex digits, as describe prints them)"),
-    ("--release", "NAME", "acknowledge: refuse unless the rollout waits on this release"),
+    ("--release", "NAME", "acknowledge: refuse unless the rollout waits on this release; needed within 10 minutes "
+     "of the rollout moving on to the release it waits on"),
     ("--allow-unverified-report", "BOOL",
      "approve: approve although the rollout's assessment report does not verify against its recorded digest "
      "(missing, unreadable, altered or malformed); default false"),
+    ("--allow-clock-skew", "BOOL",
+     "approve: approve although the API server's clock and this machine's differ by more than 5 minutes (the "
+     "expiry is counted from the API server's clock); default false"),
 )
 # Flags that may stand alone, as pflag's NoOptDefVal: the bare flag means this value (``--dry-run`` alone is
 # kubectl's deprecated spelling of ``--dry-run=client``). They never take the next word as their value.
-BARE_FLAG_VALUES = {"--dry-run": "unchanged", "--allow-unverified-report": "true"}
+BARE_FLAG_VALUES = {"--dry-run": "unchanged", "--allow-unverified-report": "true", "--allow-clock-skew": "true"}
 DRY_RUN_MODES = ("none", "server", "client")
 # Flags given more than once keep every value (pflag's StringArray), others keep the last.
 REPEATABLE = ("--as-group",)
@@ -128,13 +132,13 @@ COMMANDS = {
 Invocation = collections.namedtuple(
     "Invocation", "command name kubeconfig context operator_namespace reason expires dir "
                   "all as_user as_groups as_uid dry_run expect_digest release allow_unverified_report flag_warnings "
-                  "expect_uid expect_assessment",
-    defaults=(None, None, None, None, None, None, None, None, (), None, None))
+                  "expect_uid expect_assessment allow_clock_skew",
+    defaults=(None, None, None, None, None, None, None, None, (), None, None, None))
 Invocation.__doc__ = """A parsed command line (str fields; None where a flag or operand was not given).
 
 ``name`` is the ROLLOUT, PLAN or COMMAND operand; ``all`` is True or None; ``as_groups`` a
 tuple of str or None. ``dry_run`` is one of :data:`DRY_RUN_MODES`; ``allow_unverified_report``
-is a bool; ``flag_warnings`` the warnings about deprecated spellings."""
+and ``allow_clock_skew`` are bools; ``flag_warnings`` the warnings about deprecated spellings."""
 
 
 class HelpRequested(Exception):
@@ -432,7 +436,8 @@ FLAG_USERS = {"reason": ("approve", "revoke"), "expires": ("approve",), "dir": (
               "dry_run": ("approve", "revoke", "acknowledge"), "expect_digest": ("approve", "revoke", "acknowledge"),
               "expect_uid": ("approve", "revoke", "acknowledge"),
               "expect_assessment": ("approve", "revoke", "acknowledge"),
-              "release": ("acknowledge",), "allow_unverified_report": ("approve",)}
+              "release": ("acknowledge",), "allow_unverified_report": ("approve",),
+              "allow_clock_skew": ("approve",)}
 
 
 def warn_unused_flags(invocation):
@@ -514,6 +519,7 @@ def parse(argv):
         checked_namespace(values["operator_namespace"])
     dry_run, deprecated = _dry_run(values.get("dry_run"))
     allow = values.get("allow_unverified_report")
+    skew = values.get("allow_clock_skew")
     invocation = Invocation(
         command=command, name=values.get("name"), kubeconfig=values.get("kubeconfig"),
         context=values.get("context"), operator_namespace=values.get("operator_namespace"),
@@ -523,7 +529,8 @@ def parse(argv):
         dry_run=dry_run, expect_digest=values.get("expect_digest"), release=values.get("release"),
         allow_unverified_report=None if allow is None else _go_bool("--allow-unverified-report", allow),
         flag_warnings=(deprecated,) if deprecated else (), expect_uid=values.get("expect_uid"),
-        expect_assessment=values.get("expect_assessment"))
+        expect_assessment=values.get("expect_assessment"),
+        allow_clock_skew=None if skew is None else _go_bool("--allow-clock-skew", skew))
     return invocation
 
 

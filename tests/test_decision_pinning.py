@@ -162,8 +162,37 @@ def test_the_write_tests_the_facts_and_not_the_resource_version(run, api_server,
     assert tests["/status/phase"] == "AwaitingAcknowledgement"
     assert tests["/status/awaitingAcknowledgement/release"] == "nvsentinel"
     assert tests["/spec/acknowledgements"] == first["spec"]["acknowledgements"]
+    assert tests["/spec/transitionRecords"] == first["spec"]["transitionRecords"]  # the post-apply steps (issue 20)
     assert "/metadata/resourceVersion" not in tests
     assert [op["op"] for op in sent][-1] == "add" and sent.index(sent[-1]) == len(tests)
+
+
+def test_approve_tests_the_records_and_steps_it_acknowledges(run, api_server, kubeconfig_for):
+    """Issue 20: the pre-apply steps an approval acknowledges (spec.transitionRecords) and the steps it lets the
+    operator run (spec.steps) are tested as read, in the same patch as the facts."""
+    first = rollout(api_server, "awaiting-approval")
+    result = run("approve", first["metadata"]["name"], "--reason", "r", kubeconfig=kubeconfig_for(ALICE))
+    assert result.returncode == 0, result.stderr
+    sent = json.loads(patches(api_server)[0].body)
+    tests = {op["path"]: op["value"] for op in sent if op["op"] == "test"}
+    assert tests["/spec/transitionRecords"] == first["spec"]["transitionRecords"]
+    assert tests["/spec/steps"] == first["spec"]["steps"]
+    assert [op["op"] for op in sent][-1] == "add" and len(sent) == len(tests) + 1
+
+
+@pytest.mark.parametrize("command,change", [("approve", "records-changed"), ("approve", "steps-changed"),
+                                            ("acknowledge", "records-changed")])
+def test_a_change_of_what_is_acknowledged_is_never_sent_again(run, api_server, kubeconfig_for, command, change):
+    """Issue 20: a step added between the read and the write refuses after ONE patch (the failed test), saying
+    what changed; it is never sent again as the same decision."""
+    first = rollout(api_server, interpositions.TARGETS[command])
+    name = first["metadata"]["name"]
+    api_server.interpose(name, interpositions.CHANGES[change].make(copy.deepcopy(first), "aicr-system"))
+    result = run(command, name, *ARGS[command], kubeconfig=kubeconfig_for(ALICE))
+    assert result.returncode == 1
+    assert "rollout %s changed after it was read: its " % name in result.stderr
+    assert [r.status for r in patches(api_server)] == [422]
+    assert by_alice(api_server.get_object("RuntimeRollout", name)) == by_alice(first)
 
 
 def test_a_retry_after_a_conflict_is_the_same_decision(run, api_server, kubeconfig_for, monkeypatch):

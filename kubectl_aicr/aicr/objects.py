@@ -331,6 +331,7 @@ class Rollout(Record):
     message: Union[str, Invalid, None]
     awaiting_acknowledgement: Union[str, Invalid, None]  # release name
     created: Union[datetime, Invalid, None] = None  # metadata.creationTimestamp
+    awaiting_since: Union[datetime, Invalid, None] = None  # status.awaitingAcknowledgement.since, when recorded
 
     @property
     def initial_install(self):
@@ -375,8 +376,76 @@ def _entries(obj, path, build):
     return result
 
 
+RECORD_STEP_TIMES = ("PreApply", "PostApply")  # spec.transitionRecords[].steps[].when
+
+
 def _record_step(item, where):
-    return RecordStep(_text(item, "id"), _text(item, "description"), _text(item, "reason"), _text(item, "when"))
+    return RecordStep(_text(item, "id"), _text(item, "description"), _text(item, "reason"), _step_time(item))
+
+
+def _step_time(item):
+    """``when``, PreApply or PostApply. Unlike other enum values, another spelling (``preApply``) or none is
+    :class:`Invalid`: a decision acknowledges the steps of one side of the apply, so a step of neither side
+    is one nobody could say was acknowledged (issue 20)."""
+    value = _text(item, "when")
+    if value is None:
+        return Invalid("when", "missing, not PreApply or PostApply")
+    if isinstance(value, str) and value not in RECORD_STEP_TIMES:
+        return Invalid("when", "%s, not PreApply or PostApply" % _describe(value))
+    return value
+
+
+def _within(where, invalid):
+    """``invalid`` (its path relative to an item) with the item's path ``where`` in front."""
+    return Invalid("%s.%s" % (where, invalid.path), invalid.found)
+
+
+def unreadable_records(view, release=None):
+    """The first :class:`Invalid` in the ``spec.transitionRecords`` a decision on recorded steps reads, its path
+    in full (``spec.transitionRecords[1].steps[0].when``); None when all of it reads.
+
+    ``view``: a :class:`Rollout`. ``release``: the release whose steps the decision covers (acknowledge: the
+    awaited one's post-apply steps), where a record whose release is missing or unreadable may be that one;
+    None: every record (an approval acknowledges every pre-apply step). Source: operator-api.md, "How the
+    plugin reads these objects": an Invalid value is shown, never decided on."""
+    records = view.transition_records
+    if isinstance(records, Invalid):
+        return records
+    for index, record in enumerate(records):
+        if isinstance(record, Invalid):
+            return record
+        where = "spec.transitionRecords[%d]" % index
+        if release is not None and record.release != release:
+            if isinstance(record.release, str):
+                continue
+            if record.release is None:
+                return Invalid(where + ".release", "missing, so it may be the record of %s" % release)
+        for value in (record.release, record.from_version, record.to_version, record.verdict,
+                      record.precondition, record.steps):
+            if isinstance(value, Invalid):
+                return _within(where, value)
+        for number, step in enumerate(record.steps):
+            if isinstance(step, Invalid):
+                return _within(where, step)
+            for value in step._values():
+                if isinstance(value, Invalid):
+                    return _within("%s.steps[%d]" % (where, number), value)
+    return None
+
+
+def unreadable_steps(view):
+    """The first :class:`Invalid` in what ``spec.steps`` says the operator runs (release, operation, assessment,
+    changesCRDs; not the status' state and message), its path in full; None when all of it reads."""
+    steps = view.steps
+    if isinstance(steps, Invalid):
+        return steps
+    for index, step in enumerate(steps):
+        if isinstance(step, Invalid):
+            return step
+        for value in (step.release, step.operation, step.assessment, step.changes_crds):
+            if isinstance(value, Invalid):
+                return _within("spec.steps[%d]" % index, value)
+    return None
 
 
 def _transition_record(item, where):
@@ -452,6 +521,10 @@ def _optional_digest(obj, parent, key):
     return Invalid("%s.%s" % (parent, key), "missing") if digest is None else digest
 
 
+# When the rollout began to wait on its release: not in the API today (docs/operator-api.md), read when present.
+AWAITING_SINCE = "status.awaitingAcknowledgement.since"
+
+
 def rollout(obj):
     """Read a RuntimeRollout object (the API server's JSON, a dict) into a :class:`Rollout`."""
     return Rollout(
@@ -469,7 +542,9 @@ def rollout(obj):
         acknowledgements=_entries(obj, "spec.acknowledgements", _acknowledgement),
         phase=_text(obj, "status.phase"), outcome=_outcome(obj), message=_text(obj, "status.message"),
         awaiting_acknowledgement=_text(obj, "status.awaitingAcknowledgement.release"),
-        created=_time(obj, "metadata.creationTimestamp"))
+        created=_time(obj, "metadata.creationTimestamp"),
+        awaiting_since=_time(obj, AWAITING_SINCE))
+
 
 
 # ---------------------------------------------------------------------------------------------
@@ -780,6 +855,8 @@ FACT_POINTERS = {
     "approval": "/spec/approval",
     "revocation": "/spec/revocation",
     "acknowledgements": "/spec/acknowledgements",
+    "records": "/spec/transitionRecords",  # what approve (PreApply) and acknowledge (PostApply) acknowledge
+    "steps": "/spec/steps",                # what an approval lets the operator run
     "phase": "/status/phase",
     "outcome": "/status/outcome",
     "outcome-label": "/metadata/labels/%s" % OUTCOME_LABEL.replace("~", "~0").replace("/", "~1"),

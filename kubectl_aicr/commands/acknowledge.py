@@ -6,12 +6,19 @@ For a rollout in phase AwaitingAcknowledgement, appends {release, user, time} to
 Decided on ONE read of the rollout (writes.py): refused, saying what state the
 rollout is in, when it is not waiting, when that release already carries an
 acknowledgement (it is never recorded twice), when it waits on another release than
---release names, and when its target plan is not the --expect-digest given. The
-awaited release, the acknowledgements, UID, target plan, assessment digest and phase
-are shown and pinned until the write lands: if another approver acknowledges first and
-the rollout moves on, nothing is written for the next release. The server's answer is
+--release names, when its target plan is not the --expect-digest given, and when the
+recorded steps of that release (spec.transitionRecords) cannot be read. Without --release,
+also while the rollout may have moved on to that release within :data:`RECENT_MOVE` by the API
+server's clock (:func:`_refuse_recent_move`): the release is the subject of an
+acknowledgement, and only the person knows whose steps they did (issue 20). The
+awaited release, the acknowledgements, the transition records (its post-apply steps), UID,
+target plan, assessment digest and phase are shown and pinned until the write lands: if
+another approver acknowledges first and the rollout moves on, nothing is written for the
+next release. The server's answer is
 checked: this rollout, its UID, and exactly the entry written appended.
 """
+
+import datetime
 
 from .. import cli, output
 from ..aicr import objects
@@ -20,7 +27,11 @@ from ..errors import RefusedError, UsageError
 from . import writes
 
 AWAITING = "AwaitingAcknowledgement"
-FACTS = writes.COMMON_FACTS + ("awaited", "acknowledgements")
+# How long after the rollout moved on to the release it waits on acknowledge without --release refuses: the
+# release a person did the steps of may be the one before (issue 20).
+RECENT_MOVE = datetime.timedelta(minutes=10)
+# spec.transitionRecords (the post-apply steps this acknowledges) is pinned as read too.
+FACTS = writes.COMMON_FACTS + ("awaited", "acknowledgements", "records")
 
 
 def run(invocation):
@@ -34,10 +45,13 @@ def run(invocation):
     with clientcmd.connect(invocation) as client:
         user = writes.who_am_i(client)
         raw, rollout = writes.read_rollout(client, invocation.name)
+        now = writes.now_utc(client)
         release = _awaited(rollout, named)
         writes.require_target(rollout, expected)
         writes.require_bound(rollout, expected_uid, expected_assessment)
-        operations = objects.acknowledgement_operations(rollout, release, user, writes.now_utc(client))
+        if named is None:
+            _refuse_recent_move(rollout, release, user, now)
+        operations = objects.acknowledgement_operations(rollout, release, user, now)
         decision = writes.Decision(invocation.name, raw, FACTS, operations)
         writes.show("acknowledging release %s of rollout %s as %s, on what was read (the write is refused if any "
                     "of it changes):" % (release, output.or_none(rollout.name), user),
@@ -45,6 +59,7 @@ def run(invocation):
                                       ("Awaiting", "acknowledgement of %s" % release)),
                     writes.record_step_lines(rollout, "PostApply", "this acknowledges the post-apply steps:",
                                              release))
+        writes.warn_clock_skew(client, "the time of the acknowledgement (%s)" % objects.format_time(now))
         stored = writes.land(client, decision, dry_run)
     entry = operations[0]["value"]
     entry = entry[0] if isinstance(entry, list) else entry
@@ -74,4 +89,70 @@ def _awaited(rollout, named):
         if isinstance(ack, objects.Acknowledgement) and ack.release == release:
             raise RefusedError("release %s of rollout %s is already acknowledged by %s at %s" % (
                 release, rollout.name, output.or_none(ack.user), writes.shown_time(ack.time)))
+    writes.refuse_unreadable(rollout, objects.unreadable_records(rollout, release),
+                             "the recorded steps of %s" % release,
+                             "acknowledging says its post-apply steps are done")
     return release
+
+
+def _refuse_recent_move(rollout, release, user, now):
+    """acknowledge without --release: refuse while the rollout may have moved on to ``release`` only a short
+    while ago (within :data:`RECENT_MOVE` of ``now``, the API server's clock): an acknowledgement the caller
+    meant for the release it waited on before would otherwise be recorded for this one.
+
+    The evidence, as read: an acknowledgement of another release recorded within the window (the caller's
+    own included: a retry, the shell's history), and ``status.awaitingAcknowledgement.since`` when the rollout
+    records one. A time that cannot be read (missing, malformed) or that is later than ``now``, and an entry
+    that cannot be read, count as recent: refusing without --release is the safe side."""
+    why = _recent_move(rollout, release, user, now)
+    if why is None:
+        return
+    words = cli.PROG.split() + ["acknowledge", rollout.name, "--release=" + release]
+    try:
+        command = output.shell_line(words)
+    except ValueError:  # a release that cannot be shown as it is: no line to paste
+        command = " ".join(words)
+    raise RefusedError("rollout %s now waits on %s, and %s; without --release, acknowledge refuses for %s after "
+                       "the rollout moves on, since the steps you did may be those of the release before; "
+                       "nothing was written; if you did the post-apply steps of %s: %s"
+                       % (rollout.name, release, why, _minutes(RECENT_MOVE), release, command))
+
+
+def _recent_move(rollout, release, user, now):
+    """The clause saying who moved the rollout on to ``release`` and when, if that may be within
+    :data:`RECENT_MOVE` of ``now``; None when it was longer ago (or nothing says it moved on)."""
+    since = now - RECENT_MOVE
+    for ack in reversed(rollout.acknowledgements):  # the latest first
+        if isinstance(ack, objects.Invalid):
+            return "an acknowledgement it records cannot be read (%s), so when it moved on is unknown" % ack
+        if ack.release == release:
+            continue
+        who = "you (%s)" % user if ack.user == user else output.or_none(ack.user)
+        if not isinstance(ack.time, datetime.datetime):
+            return ("%s acknowledged %s at a time that cannot be read (%s), so when it moved on is unknown"
+                    % (who, output.or_none(ack.release), output.or_none(ack.time)))
+        if ack.time > since:
+            return "%s acknowledged %s at %s (%s), which moved it on" % (
+                who, output.or_none(ack.release), objects.format_time(ack.time), _ago(ack.time, now))
+        break  # the list is append-only (operator-api.md rule 3): every entry before this one is older
+    began = rollout.awaiting_since
+    if isinstance(began, objects.Invalid):
+        return "when it began to wait cannot be read (%s)" % began
+    if isinstance(began, datetime.datetime) and began > since:
+        return "it has waited on %s since %s (%s, %s)" % (release, objects.format_time(began), _ago(began, now),
+                                                        objects.AWAITING_SINCE)
+    return None
+
+
+def _ago(when, now):
+    """``4m10s ago`` by the API server's clock ``now``; a time after it says so."""
+    seconds = int((now - when).total_seconds())
+    if seconds < 0:
+        return "later than the API server's clock, %s" % objects.format_time(now)
+    return "%s ago" % _minutes(datetime.timedelta(seconds=seconds))
+
+
+def _minutes(delta):
+    """``10m``, ``4m10s``, ``42s``."""
+    minutes, seconds = divmod(int(delta.total_seconds()), 60)
+    return "%dm%s" % (minutes, "%ds" % seconds if seconds else "") if minutes else "%ds" % seconds

@@ -1,5 +1,5 @@
 """``kubectl aicr approve ROLLOUT --reason TEXT [--expires DURATION] [--expect-digest DIGEST]
-[--allow-unverified-report] [--dry-run=server|client|none]``.
+[--allow-unverified-report] [--allow-clock-skew] [--dry-run=server|client|none]``.
 
 Source: README.md ("approve, revoke, acknowledge") and docs/operator-api.md rule 1.
 Sets ``spec.approval`` {user, expires, reason} once: ``user`` is the caller's
@@ -12,9 +12,16 @@ approved (an expired approval is named as expired), one that needs no approval,
 without --expires one whose deadline has passed, one whose target plan is not the
 --expect-digest given, and one whose assessment report does not verify against its
 recorded digest (missing, unreadable, altered, or a malformed or null digest: exit 3
-for content that does not match, else 1) unless --allow-unverified-report is given.
-Then the facts it rests on, the pre-apply steps the approval acknowledges and any
-warning are shown (stderr), and the approval is written pinned to those facts.
+for content that does not match, else 1) unless --allow-unverified-report is given, and
+one whose recorded steps (spec.transitionRecords: not a list, more than objects.MAX_ITEMS,
+a step not a mapping, a ``when`` other than PreApply or PostApply, any field of the wrong
+type) or steps (spec.steps) cannot be read: approving acknowledges the pre-apply steps.
+It refuses too when the API server's clock, from which the expiry is counted, and this
+machine's differ by more than writes.CLOCK_SKEW_LIMIT, unless --allow-clock-skew is given
+(then it warns). Then the facts it rests on, the pre-apply steps the approval acknowledges and any
+warning are shown (stderr), and the approval is written pinned to those facts, the
+transition records and the steps as read included (a change in them between the read
+and the write refuses it: "changed after it was read").
 """
 
 import datetime
@@ -25,7 +32,9 @@ from ..kube import clientcmd
 from ..errors import RefusedError, VerificationError
 from . import writes
 
-FACTS = writes.COMMON_FACTS + ("approval", "revocation", "approval-required", "deadline")
+# The recorded steps (spec.transitionRecords: the pre-apply steps this approval acknowledges) and the steps
+# it lets the operator run (spec.steps) are pinned as read, like the facts it is decided on.
+FACTS = writes.COMMON_FACTS + ("approval", "revocation", "approval-required", "deadline", "records", "steps")
 
 
 def run(invocation):
@@ -43,8 +52,9 @@ def run(invocation):
         expires = _expiry(rollout, lifetime, now)
         writes.require_target(rollout, expected)
         writes.require_bound(rollout, expected_uid, expected_assessment)
+        skew = _clock_skew(client, rollout, invocation.allow_clock_skew)
         assessment, warnings = _assessment(client, namespace, rollout, invocation.allow_unverified_report)
-        warnings += _expiry_warnings(rollout, lifetime, expires, now)
+        warnings += _expiry_warnings(rollout, lifetime, expires, now) + skew
         operations = objects.approval_operations(user, expires, reason)
         decision = writes.Decision(invocation.name, raw, FACTS, operations)
         writes.show("approving rollout %s as %s, on what was read (the write is refused if any of it changes):"
@@ -91,6 +101,21 @@ def _assessment(client, namespace, rollout, allow_unverified):
                   % (rollout.name, problem, rollout.name))
 
 
+def _clock_skew(client, rollout, allowed):
+    """[] when the API server's clock and this machine's agree (writes.clock_skew); else, with
+    --allow-clock-skew, the warning to show; without it RefusedError: an approval is set once, its expiry is
+    counted from the API server's clock, and a server far behind would store one already expired by every
+    other clock, which then blocks any other (issue 20)."""
+    skew = writes.clock_skew(client)
+    if skew is None:
+        return []
+    if allowed:
+        return ["%s; approving on the API server's clock, as --allow-clock-skew asks" % skew]
+    raise RefusedError("rollout %s: %s; an approval is set once and cannot be changed, and its expiry is counted "
+                       "from the API server's clock; nothing was written (check both clocks; --allow-clock-skew "
+                       "approves on the API server's clock anyway)" % (rollout.name, skew))
+
+
 def _expiry_warnings(rollout, lifetime, expires, now):
     deadline = rollout.deadline
     if not helpers.is_time(deadline) or lifetime is None:
@@ -125,6 +150,10 @@ def _expiry(rollout, lifetime, now):
     if rollout.approval_required is not True:
         raise RefusedError("rollout %s needs no approval (spec.approvalRequired is %s)"
                            % (rollout.name, "false" if rollout.approval_required is False else "not set"))
+    writes.refuse_unreadable(rollout, objects.unreadable_records(rollout), "its recorded steps",
+                             "approving acknowledges the pre-apply steps among them")
+    writes.refuse_unreadable(rollout, objects.unreadable_steps(rollout), "its steps",
+                             "an approval lets the operator run them")
     if lifetime is not None:
         try:
             return now + datetime.timedelta(seconds=lifetime)

@@ -334,7 +334,9 @@ def binding_lines(rollout, verified=None, name=None, now=None):
     Offered only where the command would act: acknowledge for a rollout awaiting an acknowledgement of a
     named release, approve for one awaiting a required approval whose assessment report verified
     (``verified``: the :class:`objects.VerifiedReport` shown; approve refuses an unverified one) or that
-    records none, and whose deadline is still ahead of ``now`` (else approve needs --expires), revoke for a revocable one (not while Validating). No line when the rollout has ended,
+    records none, and whose deadline is still ahead of ``now`` (else approve needs --expires), revoke for a revocable one (not while Validating). Neither approve nor acknowledge
+    while the recorded steps they acknowledge (or, for approve, the steps) cannot be read
+    (objects.unreadable_records, unreadable_steps: the commands refuse them). No line when the rollout has ended,
     its facts are malformed, its name is not a Kubernetes object name or not ``name`` (the one asked
     for), or a word cannot be shown as it is."""
     if rollout.ended or not isinstance(rollout.uid, str) or not isinstance(rollout.name, str) or not \
@@ -343,9 +345,13 @@ def binding_lines(rollout, verified=None, name=None, now=None):
         return []
     report_ok = rollout.assessment_digest is None or (verified is not None and not verified.problem)
     if rollout.awaits_acknowledgement and isinstance(rollout.awaiting_acknowledgement, str):
+        if objects.unreadable_records(rollout, rollout.awaiting_acknowledgement) is not None:
+            return []
         words, last = ["acknowledge", rollout.name, "--release=" + rollout.awaiting_acknowledgement], []
     elif rollout.awaits_approval and rollout.approval_required is True and report_ok and (
             now is None or (isinstance(rollout.deadline, datetime.datetime) and rollout.deadline > now)):
+        if objects.unreadable_records(rollout) is not None or objects.unreadable_steps(rollout) is not None:
+            return []
         words, last = ["approve", rollout.name], ["--reason"]
     elif rollout.revocable:
         words, last = ["revoke", rollout.name], ["--reason"]

@@ -38,6 +38,7 @@ def run(invocation):
                     writes.fact_pairs(rollout, ("Assessment", rollout.assessment_digest or "none"),
                                       ("Approval", "by %s until %s" % (output.or_none(approval.user), output.or_none(
                                           writes.shown_time(approval.expires))))))
+        writes.warn_clock_skew(client, "the time of the revocation (%s)" % operations[0]["value"]["time"])
         stored = writes.land(client, decision, dry_run)
     value = operations[0]["value"]
     result = ["rollout %s revoked by %s at %s" % (output.or_none(rollout.name), value["user"], value["time"]),

@@ -35,6 +35,8 @@ MAX_BACKOFF_SECONDS = 2.0
 # What every decision rests on (keys of objects.FACT_POINTERS); each command adds its own.
 COMMON_FACTS = ("uid", "target", "assessment", "phase", "outcome", "outcome-label")
 EXIT_RECORDED = 0           # the decision was recorded, but its confirmation could not be printed
+# The API server's clock and this machine's further apart than this are said before a write (approve refuses).
+CLOCK_SKEW_LIMIT = datetime.timedelta(minutes=5)
 
 
 def who_am_i(client):
@@ -68,6 +70,34 @@ def now_utc(client=None):
     (so a wrong local clock never writes a wrong expiry or time), else this machine's."""
     now = client.server_time() if client is not None else None
     return (now or datetime.datetime.now(datetime.timezone.utc)).replace(microsecond=0)
+
+
+def clock_skew(client):
+    """When the API server's clock (its ``Date`` header, ``client.server_time()``) and this machine's differ by
+    more than :data:`CLOCK_SKEW_LIMIT`: one clause naming both clocks and how far apart they are; else None
+    (None too before any dated answer: then the times written are this machine's, see :func:`now_utc`).
+
+    The times a write records (an approval's expiry, a revocation's or an acknowledgement's time) are the API
+    server's; a server far behind stores an approval that every other clock already reads as expired."""
+    server = client.server_time()
+    if server is None:
+        return None
+    local = datetime.datetime.now(datetime.timezone.utc)
+    apart = (server - local).total_seconds()
+    if abs(apart) <= CLOCK_SKEW_LIMIT.total_seconds():
+        return None
+    from .describe import human_duration
+    return ("the API server's clock (its Date header) says %s and this machine's %s: the server is %s %s, more "
+            "than %s" % (objects.format_time(server), objects.format_time(local), human_duration(apart),
+                         "ahead" if apart > 0 else "behind", human_duration(CLOCK_SKEW_LIMIT.total_seconds())))
+
+
+def warn_clock_skew(client, recorded):
+    """A warning (stderr, before the write) when :func:`clock_skew` finds the clocks apart; ``recorded``: the
+    time the write records, counted from the API server's clock."""
+    skew = clock_skew(client)
+    if skew is not None:
+        output.warning("%s; %s is the API server's" % (skew, recorded))
 
 
 def read_rollout(client, name):
@@ -266,6 +296,10 @@ def _change_text(fact, old, new):
                 return "release %s is already acknowledged by %s at %s" % (ack.release, output.or_none(ack.user),
                                                                           shown_time(ack.time))
         return "its acknowledgements changed"
+    if fact == "records":
+        return "its recorded steps (spec.transitionRecords) are no longer what was shown"
+    if fact == "steps":
+        return "its steps (spec.steps) are no longer what was shown"
     if fact == "deadline":
         return "its deadline is now %s, not %s" % (shown_time(new.deadline), shown_time(old.deadline))
     if fact == "approval-required":
@@ -370,6 +404,16 @@ def refuse_invalid(rollout, *fields):
     for value in fields:
         if isinstance(value, objects.Invalid):
             raise RefusedError("rollout %s: %s; refusing to decide on a malformed rollout" % (rollout.name, value))
+
+
+def refuse_unreadable(rollout, problem, what, why):
+    """Refuse a decision on steps that cannot be read: ``problem`` (an :class:`objects.Invalid` from
+    objects.unreadable_records or unreadable_steps, or None: nothing to refuse), ``what`` names them, ``why``
+    says what the decision would say of them."""
+    if problem is not None:
+        raise RefusedError("rollout %s: %s cannot be read (%s), and %s; refusing to decide on steps nobody can "
+                           "read; nothing was written (kubectl aicr describe %s shows them)"
+                           % (rollout.name, what, problem, why, rollout.name))
 
 
 def shown_time(value):

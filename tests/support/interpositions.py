@@ -153,6 +153,28 @@ def acknowledged_by_another(rollout, namespace):
     return [_patch(rollout, [operation], user=OTHER)]
 
 
+def records_changed(rollout, namespace):
+    """A step added to the recorded steps (spec.transitionRecords) of the release awaited (else the first step's):
+    a pre-apply and a post-apply step nobody was shown. An administrator's write: rule 4 forbids it to others."""
+    spec = rollout.get("spec") or {}
+    release = ((rollout.get("status") or {}).get("awaitingAcknowledgement") or {}).get("release") or next(
+        (s.get("release") for s in spec.get("steps") or [] if isinstance(s, dict)), "gpu-operator")
+    record = {"release": release, "from": "1", "to": "2", "verdict": "manual",
+              "steps": [{"id": "interposed-pre", "description": "Drain every node.", "when": "PreApply"},
+                        {"id": "interposed-post", "description": "Uncordon every node.", "when": "PostApply"}]}
+    if isinstance(spec.get("transitionRecords"), list):
+        return [_patch(rollout, [{"op": "add", "path": "/spec/transitionRecords/-", "value": record}])]
+    return [_patch(rollout, [{"op": "add", "path": "/spec/transitionRecords", "value": [record]}])]
+
+
+def steps_changed(rollout, namespace):
+    """A step added to what the operator runs (spec.steps); an administrator's write."""
+    step = {"release": "legacy-exporter", "operation": "Remove", "assessment": "manual", "changesCRDs": False}
+    if isinstance((rollout.get("spec") or {}).get("steps"), list):
+        return [_patch(rollout, [{"op": "add", "path": "/spec/steps/-", "value": step}])]
+    return [_patch(rollout, [{"op": "add", "path": "/spec/steps", "value": [step]}])]
+
+
 def unrelated_status_churn(rollout, namespace):
     """What a busy operator writes all the time: the message and a step's message."""
     operations = [{"op": "add", "path": "/status/message", "value": "still busy (interposed)"}]
@@ -182,6 +204,10 @@ CHANGES = {
     "approved-by-another": Change(approved_by_another, {"approve": "is already approved by " + OTHER}),
     "revoked-by-another": Change(revoked_by_another, {"revoke": "was revoked by " + OTHER}),
     "acknowledged-by-another": Change(acknowledged_by_another, {"acknowledge": "is already acknowledged by " + OTHER}),
+    # What approve and acknowledge acknowledge is pinned as read (issue 20); revoke does not rest on it.
+    "records-changed": Change(records_changed, {c: "its recorded steps (spec.transitionRecords) are no longer "
+                                                   "what was shown" for c in ("approve", "acknowledge")}),
+    "steps-changed": Change(steps_changed, {"approve": "its steps (spec.steps) are no longer what was shown"}),
     "unrelated-status-churn": Change(unrelated_status_churn, {}),
     "unrelated-label-added": Change(unrelated_label_added, {}),
 }
