@@ -1,10 +1,11 @@
 """The entry point: parse the command line, run one command, print errors as one ``error:`` line.
 
 Exit status: 0 success (approve, revoke, acknowledge: the decision was recorded, also when its confirmation
-could not be printed, which stderr then says); 1 an error (kubeconfig, credentials, transport, an API
-error, a refusal); 2 a usage error; 3 content that failed verification (a
-report or recipe that does not match its recorded digest); 130 interrupted
-(Ctrl-C); 70 an internal error (a bug: reported without a traceback).
+could not be printed or the command was interrupted after it was stored, which stderr then says); 1 an error
+(kubeconfig, credentials, transport, an API error, a refusal); 2 a usage error; 3 content that failed
+verification (a report or recipe that does not match its recorded digest); 4 a write whose outcome is unknown
+(errors.UnknownOutcome: it may have been recorded); 130 interrupted (Ctrl-C), 128 + the signal for SIGTERM
+and SIGHUP (helpers.Terminated); 70 an internal error (a bug: reported without a traceback).
 """
 
 import os
@@ -94,12 +95,16 @@ def _main(argv):
         return _command(invocation.command)(invocation)
     except AicrError as exc:
         from . import output
+        if _is_termination(exc) and _recorded_anyway(str(exc)):
+            return 0
         output.error(str(exc))
         for hint in getattr(exc, "hints", ()):
             output.hint(hint)
         return exc.exit_code
     except KeyboardInterrupt:
         from . import output
+        if _recorded_anyway("interrupted"):
+            return 0
         output.error("interrupted")
         return EXIT_INTERRUPTED
     except BrokenPipeError:
@@ -113,6 +118,28 @@ def _main(argv):
         where = " at %s:%d" % (os.path.basename(frame.filename), frame.lineno) if frame else ""
         output.error("internal error: %s%s; please report it" % (type(exc).__name__, where))
         return EXIT_INTERNAL
+
+
+def _is_termination(exc):
+    helpers = sys.modules.get(__package__ + ".helpers")
+    return helpers is not None and isinstance(exc, helpers.Terminated)
+
+
+def _recorded_anyway(stop):
+    """After an interrupt (``stop``: "interrupted", "terminated by SIGTERM"): True, and one warning line, when a
+    write command's decision was already stored (commands/writes.py ``land`` returned it) and only its
+    confirmation was left to print: a stored decision is never reported as a failure (exit 0)."""
+    writes = sys.modules.get(__package__ + ".commands.writes")
+    name = getattr(writes, "recorded", None)
+    if name is None:
+        return False
+    from . import output
+    try:
+        output.warning("the decision on rollout %s was recorded, but the command was %s before its confirmation "
+                       "was printed; kubectl aicr describe %s shows it" % (name, stop, name))
+    except (AicrError, OSError, ValueError):
+        pass
+    return True
 
 
 def _write_help(text):

@@ -348,12 +348,16 @@ class _Connection:
             raise
         self._reader = self.sock.makefile("rb")
 
-    def exchange(self, method, target, headers, payload, timeout):
-        """Send one request and read its answer (an :class:`http1.Response`), connecting first if needed."""
+    def exchange(self, method, target, headers, payload, timeout, sending=None):
+        """Send one request and read its answer (an :class:`http1.Response`), connecting first if needed.
+        ``sending``: called (no arguments) right before the request's first byte is handed to the socket."""
         if self.sock is None:
             self.connect(timeout)
         self.sock.settimeout(timeout)
-        self.sock.sendall(http1.request_bytes(method, target, headers, payload))
+        data = http1.request_bytes(method, target, headers, payload)
+        if sending is not None:
+            sending()
+        self.sock.sendall(data)
         response = http1.read_response(self._reader, MAX_RESPONSE_BYTES, method)
         if not response.keep_alive:
             self.close()
@@ -447,6 +451,7 @@ class Client:
         self.context = None
         self._context_for = object()
         self.requests = 0
+        self.sent = 0  # requests whose first byte may have left this machine (counted just before it is sent)
         self._connection = None
         self._server_date = None
 
@@ -526,7 +531,8 @@ class Client:
             try:
                 reused = connection.sock is not None and not connection.closed_while_idle()
                 try:
-                    response = connection.exchange(method, _target(url), headers, payload, remaining)
+                    response = connection.exchange(method, _target(url), headers, payload, remaining,
+                                                   self._sending)
                 except (http1.ConnectionClosed, BrokenPipeError, ConnectionResetError):
                     # A kept-alive connection the server (or a proxy in between) closed while idle: Go's
                     # transport dials again for a request that cannot have been served. A GET only: a write's
@@ -535,7 +541,7 @@ class Client:
                         raise
                     connection.close()
                     response = connection.exchange(method, _target(url), headers, payload,
-                                                   self.deadline.remaining())
+                                                   self.deadline.remaining(), self._sending)
             except http1.BodyTooLarge:
                 self.close()
                 raise TransportError("server %s sent a response over the %d-byte limit"
@@ -545,6 +551,9 @@ class Client:
                 raise self._transport_error(exc) from None
         self._note_server_time(response.header("Date"))
         return response.status, response.reason, response.header("Content-Type", ""), response.body
+
+    def _sending(self):
+        self.sent += 1
 
     def _transport_error(self, exc):
         server = self.server.text

@@ -238,6 +238,11 @@ class APIServer:
         ``Connection: close``, then the connection closed, as a proxy's idle timeout closes it.
         endless-pages: every answer an empty list page with a new 8 KiB ``continue`` token.
         glued-408: the real answer and, in the same write, an unasked 408; the connection stays open.
+        Error answers, the request not carried out: etcd-500 (a Status of an etcd timeout), timeout-504 (the
+        timeout filter's Status), bad-gateway-502 (a proxy's HTML page), unavailable-503 (an empty body),
+        too-many-429 (the max-in-flight filter's text). store-X: the request carried out (a PATCH stored), then
+        answered as fault X (store-html-500 too), closed (store-close), reset (store-reset), held for
+        ``fault_hang_seconds`` (store-hang) or answered 409 (store-conflict).
         """
         return self._fault
 
