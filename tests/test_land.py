@@ -171,3 +171,18 @@ def test_an_interrupt_before_anything_was_stored_is_still_an_interrupt(monkeypat
     monkeypatch.setattr(helpers, "end_on_termination", lambda: {})
     assert main._main(["approve", "r-1", "--reason", "x"]) == 143
     assert capsys.readouterr().err == "error: terminated by SIGTERM\n"
+
+
+def test_a_recognised_decision_is_recorded_even_when_stderr_is_gone(monkeypatch):
+    """After SIGHUP (the terminal closed) stderr fails: the note cannot be written, the decision is still
+    recorded (never an internal error)."""
+    raw, decision = _approval()
+    now = copy.deepcopy(raw)
+    now["spec"]["approval"] = decision.operations[0]["value"]
+
+    def gone(message):
+        raise OSError(5, "Input/output error")
+    monkeypatch.setattr(writes.output, "warning", gone)
+    client = ScriptedClient([(True, _terminated(signal.SIGHUP))], [(True, now)])
+    assert writes.land(client, decision) == now
+    assert decision.confirmed and writes.recorded == decision.name and client.closed == 1

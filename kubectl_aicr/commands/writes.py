@@ -259,8 +259,16 @@ def not_stored(exc):
 
 def _confirmed(decision, why, now):
     decision.confirmed = True
-    output.warning("%s, but reading rollout %s again shows this decision recorded" % (why, decision.name))
+    _note("%s, but reading rollout %s again shows this decision recorded" % (why, decision.name))
     return now
+
+
+def _note(message):
+    """A warning on stderr that must not fail the command (stderr closed or gone, as after SIGHUP)."""
+    try:
+        output.warning(message)
+    except (AttributeError, OSError, ValueError):
+        pass
 
 
 def _refuse_changed(decision, now, changed, unknown):
@@ -297,11 +305,11 @@ def _after_interrupt(client, decision, exc):
     interrupted again."""
     stop, name = _stopped(exc), decision.name
     why = "%s while the write was sent or answered" % stop
-    client.close()  # the connection is in the middle of the exchange
     saved = client.deadline
     try:
-        output.warning("%s; reading rollout %s again to learn whether it was recorded (at most %d seconds; "
-                       "interrupt again to stop now)" % (why, name, INTERRUPTED_READ_SECONDS))
+        client.close()  # the connection is in the middle of the exchange
+        _note("%s; reading rollout %s again to learn whether it was recorded (at most %d seconds; interrupt "
+              "again to stop now)" % (why, name, INTERRUPTED_READ_SECONDS))
         client.deadline = rest.Deadline(min(saved.remaining(), INTERRUPTED_READ_SECONDS))
         now = client.get(objects.rollout_path(name))
     except (KeyboardInterrupt, helpers.Terminated) as again:
