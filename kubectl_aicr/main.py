@@ -95,18 +95,14 @@ def _main(argv):
         return _command(invocation.command)(invocation)
     except AicrError as exc:
         from . import output
-        if _is_termination(exc) and _recorded_anyway(str(exc)):
-            return 0
+        if _is_termination(exc):
+            return _interrupted(str(exc), exc.exit_code)
         output.error(str(exc))
         for hint in getattr(exc, "hints", ()):
             output.hint(hint)
         return exc.exit_code
     except KeyboardInterrupt:
-        from . import output
-        if _recorded_anyway("interrupted"):
-            return 0
-        output.error("interrupted")
-        return EXIT_INTERRUPTED
+        return _interrupted("interrupted", EXIT_INTERRUPTED)
     except BrokenPipeError:
         from . import output
         output.silence_stdout()
@@ -125,21 +121,29 @@ def _is_termination(exc):
     return helpers is not None and isinstance(exc, helpers.Terminated)
 
 
-def _recorded_anyway(stop):
-    """After an interrupt (``stop``: "interrupted", "terminated by SIGTERM"): True, and one warning line, when a
-    write command's decision was already stored (commands/writes.py ``land`` returned it) and only its
-    confirmation was left to print: a stored decision is never reported as a failure (exit 0)."""
-    writes = sys.modules.get(__package__ + ".commands.writes")
-    name = getattr(writes, "recorded", None)
-    if name is None:
-        return False
+def _interrupted(stop, code):
+    """Report an interrupt that reached here (``stop``: "interrupted", "terminated by SIGTERM"; ``code``: its
+    exit status) as what it means for a write command (commands/writes.py notes it; ``land`` reports the
+    interrupts it catches itself): its decision already stored (``writes.recorded``): one warning, exit 0, a
+    stored decision is never reported as a failure; its write under way (``writes.landing``): the write may
+    have been recorded (exit 4); before it: nothing was written."""
     from . import output
+    writes = sys.modules.get(__package__ + ".commands.writes")
+    recorded, landing = getattr(writes, "recorded", None), getattr(writes, "landing", None)
     try:
-        output.warning("the decision on rollout %s was recorded, but the command was %s before its confirmation "
-                       "was printed; kubectl aicr describe %s shows it" % (name, stop, name))
+        if recorded is not None:
+            output.warning("the decision on rollout %s was recorded, but the command was %s before its "
+                           "confirmation was printed; kubectl aicr describe %s shows it" % (recorded, stop, recorded))
+            return 0
+        if landing is not None:
+            from .errors import UnknownOutcome
+            output.error("%s while the write was sent or answered; the write may have been recorded; check with "
+                         "kubectl aicr describe %s" % (stop, landing))
+            return UnknownOutcome.exit_code
+        output.error(stop if writes is None else "%s before the write was sent; nothing was written" % stop)
     except (AicrError, OSError, ValueError):
         pass
-    return True
+    return code
 
 
 def _write_help(text):

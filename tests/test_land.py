@@ -65,9 +65,9 @@ def _terminated(signum):
 
 @pytest.fixture(autouse=True)
 def _nothing_recorded():
-    writes.recorded = None
+    writes.recorded = writes.landing = None
     yield
-    writes.recorded = None
+    writes.recorded = writes.landing = None
 
 
 @pytest.mark.parametrize("interrupt,code,words", [
@@ -164,13 +164,25 @@ def test_an_interrupt_after_the_decision_was_stored_exits_0(monkeypatch, capsys)
     assert "error:" not in err
 
 
-def test_an_interrupt_before_anything_was_stored_is_still_an_interrupt(monkeypatch, capsys):
+def test_an_interrupt_before_the_write_says_nothing_was_written(monkeypatch, capsys):
     def command(invocation):
         raise _terminated(signal.SIGTERM)
     monkeypatch.setattr(main, "_command", lambda name: command)
     monkeypatch.setattr(helpers, "end_on_termination", lambda: {})
     assert main._main(["approve", "r-1", "--reason", "x"]) == 143
-    assert capsys.readouterr().err == "error: terminated by SIGTERM\n"
+    assert capsys.readouterr().err == "error: terminated by SIGTERM before the write was sent; nothing was written\n"
+
+
+def test_an_interrupt_that_escapes_land_after_it_began_may_have_been_recorded(monkeypatch, capsys):
+    """An interrupt in the few instructions land's own handling does not cover (between two interrupts)."""
+    def command(invocation):
+        writes.landing = invocation.name
+        raise KeyboardInterrupt()
+    monkeypatch.setattr(main, "_command", lambda name: command)
+    monkeypatch.setattr(helpers, "end_on_termination", lambda: {})
+    assert main._main(["approve", "r-1", "--reason", "x"]) == 4
+    assert capsys.readouterr().err == ("error: interrupted while the write was sent or answered; the write may "
+                                       "have been recorded; check with kubectl aicr describe r-1\n")
 
 
 def test_a_recognised_decision_is_recorded_even_when_stderr_is_gone(monkeypatch):

@@ -173,7 +173,8 @@ def land(client, decision, dry_run="none"):
     """
     if dry_run == "client":
         return None
-    global recorded
+    global recorded, landing
+    landing = decision.name if dry_run == "none" else None
     sends = _Sends()
     try:
         stored = _send(client, decision, dry_run, sends)
@@ -189,7 +190,9 @@ def land(client, decision, dry_run="none"):
     return stored
 
 
-recorded = None  # the name of the rollout whose decision land() saw stored (main: an interrupt after it)
+# For main, should an interrupt reach it: the rollout whose decision land() saw stored, and the one whose write
+# land() began (set for good: an interrupt escaping land's own handling may follow a send). None: not yet.
+recorded = landing = None
 
 
 class _Sends:
