@@ -189,3 +189,28 @@ def test_a_second_ctrl_c_ends_the_read_again_at_once(plugin, api_server, tmp_pat
     _may_have_been_recorded(subprocess.CompletedProcess(process.args, process.returncode, out, err), name)
     assert "and interrupted again" in err
     assert len(_patches(api_server)) == 1
+
+
+# ---------------------------------------------------------------------------------------------
+# Sending the same patch again is safe
+
+
+@pytest.mark.parametrize("delay", [0.0, 1.5])
+def test_a_write_delivered_late_after_a_lost_answer_lands_once(run, api_server, kubeconfig_for, delay):
+    """The connection is reset, and the PATCH is carried out all the same, at once or after the same patch was
+    sent again (a proxy delivering it late): whichever comes second fails its pinned tests, so the decision is
+    recorded once and the command says so; a resend is never a second decision."""
+    name = api_server.fixture_name("awaiting-approval")
+    held, api_server.fault_delay = api_server.fault_delay, delay
+    del api_server.late_answers[:]
+    try:
+        api_server.set_fault("reset-store-later", count=1, method="PATCH")
+        result = run("approve", name, "--reason", "late", kubeconfig=kubeconfig_for(ALICE))
+        _wait_for(lambda: api_server.late_answers, "the reset PATCH was never carried out")
+    finally:
+        api_server.fault_delay = held
+    assert result.returncode == 0, result.stderr
+    assert len(_alice_entries(api_server, name, "approval")) == 1
+    outcomes = api_server.late_answers + [r.status for r in _patches(api_server)[1:]]
+    assert outcomes.count(200) == 1 and set(outcomes) <= {200, 422}, outcomes
+    assert result.stdout.startswith("rollout %s approved by %s" % (name, ALICE))

@@ -260,6 +260,11 @@ class _Handler(http.server.BaseHTTPRequestHandler):
     def _fault(self, kind, req):
         api = self.server.api
         self.close_connection = True
+        if kind == "reset-store-later":
+            late = threading.Timer(api.fault_delay, lambda: api.late_answers.append(api._respond(req)[0]))
+            late.daemon = True
+            late.start()
+            kind = "reset"
         if kind.startswith("store-"):
             api._respond(req)  # carried out; its answer is lost
             kind = kind[len("store-"):]

@@ -35,6 +35,7 @@ FAULTS = ("hang", "trickle", "reset", "close-mid-body", "html-500", "redirect", 
           # the request is carried out (a PATCH stored), then its answer is lost: closed with no answer,
           # a TCP RST, or held for fault_hang_seconds and closed
           "store-close", "store-reset", "store-hang", "store-conflict",  # store-conflict: then a 409
+          "reset-store-later",  # a TCP RST, and the request carried out fault_delay seconds later all the same
           # an error answer, the request not carried out (too-many-429 as the max-in-flight filter sends it) ...
           "etcd-500", "timeout-504", "bad-gateway-502", "unavailable-503", "too-many-429",
           # ... or carried out (the PATCH stored) and then answered so: a 500 etcd timeout (Status), a 504 from
