@@ -11,7 +11,7 @@ from kubectl_aicr import helpers, main
 from kubectl_aicr.aicr import objects
 from kubectl_aicr.commands import approve, revoke, writes
 from kubectl_aicr.errors import AicrError, ApiError, RefusedError, TransportError, UnknownOutcome
-from kubectl_aicr.kube import rest
+from kubectl_aicr.kube import kubeconfig, rest
 from tests.support.fixture_objects import NOW, fixture
 
 ALICE, BOB = "alice@example.com", "bob@example.com"
@@ -198,3 +198,19 @@ def test_a_recognised_decision_is_recorded_even_when_stderr_is_gone(monkeypatch)
     client = ScriptedClient([(True, _terminated(signal.SIGHUP))], [(True, now)])
     assert writes.land(client, decision) == now
     assert decision.confirmed and writes.recorded == decision.name and client.closed == 1
+
+
+def test_the_client_counts_a_request_as_sent_only_once_it_may_have_left(api_server):
+    anonymous = rest.auth.Authenticator(kubeconfig.AuthInfo(name="anonymous"))
+    refused = rest.Client(rest.RESTConfig(host="https://127.0.0.1:1", cluster_name="c"), anonymous)
+    with refused, pytest.raises(TransportError, match="connection refused"):
+        refused.request("PATCH", "/x", body=[], content_type=writes.JSON_PATCH)
+    assert refused.sent == 0
+    client = rest.Client(rest.RESTConfig(host=api_server.url, cluster_name="c", ca_file=api_server.ca_file),
+                         anonymous)
+    with client:
+        try:
+            client.get("/version")
+        except ApiError:  # anonymous may be refused: it was sent all the same
+            pass
+    assert client.sent == 1

@@ -438,6 +438,10 @@ class Client:
     ApiError (an error answer), TransportError (could not connect, TLS failed,
     deadline passed, response too large, not JSON, a redirect), AuthError
     (credentials could not be obtained).
+
+    ``sent`` counts the requests whose first byte may have left this machine (counted just before it is
+    handed to the socket): a request that failed or was interrupted with ``sent`` unchanged was never sent
+    (commands/writes.py tells "nothing was written" from "the write may have been recorded" by it).
     """
 
     def __init__(self, config, credentials, deadline=None, secrets=None, environ=None):
@@ -451,7 +455,7 @@ class Client:
         self.context = None
         self._context_for = object()
         self.requests = 0
-        self.sent = 0  # requests whose first byte may have left this machine (counted just before it is sent)
+        self.sent = 0
         self._connection = None
         self._server_date = None
 
