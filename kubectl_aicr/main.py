@@ -14,7 +14,6 @@ import sys
 from .errors import AicrError
 
 EXIT_INTERNAL = 70
-EXIT_INTERRUPTED = 130
 
 
 def _prerendered_help(argv):
@@ -102,6 +101,7 @@ def _main(argv):
             output.hint(hint)
         return exc.exit_code
     except KeyboardInterrupt:
+        from .helpers import EXIT_INTERRUPTED
         return _interrupted("interrupted", EXIT_INTERRUPTED)
     except BrokenPipeError:
         from . import output

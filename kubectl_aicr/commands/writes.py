@@ -137,7 +137,6 @@ class Decision:
 PERMANENT_FACTS = frozenset(("uid", "target", "assessment", "approval-required", "deadline", "approval",
                              "revocation", "acknowledgements", "outcome-label"))
 INTERRUPTED_READ_SECONDS = 5.0  # after an interrupt: the most the one read to learn the write's outcome may take
-EXIT_INTERRUPTED = 130          # Ctrl-C (main.EXIT_INTERRUPTED); SIGTERM and SIGHUP: 128 + the signal
 
 
 def land(client, decision, dry_run="none"):
@@ -296,7 +295,7 @@ def _stopped(exc):
 def _interrupted(exc, message):
     """An error with ``message`` and the exit status of the interrupt ``exc`` (130, or 128 + the signal)."""
     error = AicrError(message)
-    error.exit_code = getattr(exc, "exit_code", EXIT_INTERRUPTED)
+    error.exit_code = getattr(exc, "exit_code", helpers.EXIT_INTERRUPTED)
     return error
 
 
