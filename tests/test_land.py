@@ -214,3 +214,14 @@ def test_the_client_counts_a_request_as_sent_only_once_it_may_have_left(api_serv
         except ApiError:  # anonymous may be refused: it was sent all the same
             pass
     assert client.sent == 1
+
+
+def test_a_capped_deadline_is_as_it_was_after_the_block():
+    deadline = rest.Deadline(30)
+    at = deadline.at
+    with deadline.capped(5):
+        assert deadline.remaining() <= 5 and deadline.seconds == 5
+    assert (deadline.at, deadline.seconds) == (at, 30)
+    short = rest.Deadline(2)
+    with short.capped(5):  # never longer than it was
+        assert short.remaining() <= 2 and short.seconds == 2

@@ -191,6 +191,27 @@ def test_a_second_ctrl_c_ends_the_read_again_at_once(plugin, api_server, tmp_pat
     assert len(_patches(api_server)) == 1
 
 
+def test_the_read_after_an_interrupt_is_bounded(plugin, api_server, tmp_path):
+    """The read again is held too, and nobody presses Ctrl-C again: it ends after about 5 seconds."""
+    name = api_server.fixture_name("awaiting-approval")
+    api_server.set_fault("hang", count=1, method="PATCH")
+    process = _start(plugin, api_server, tmp_path, "approve", name, ["--reason", "held"])
+    try:
+        _wait_for(lambda: any(r.fault == "hang" for r in api_server.requests), "the PATCH never arrived")
+        api_server.set_fault("hang")
+        sent = time.monotonic()
+        process.send_signal(signal.SIGTERM)
+        out, err = process.communicate(timeout=20)
+        ended = time.monotonic() - sent
+    finally:
+        process.kill()
+    assert 4.5 <= ended < 8, ended
+    assert process.returncode == EXIT_UNKNOWN, err
+    _may_have_been_recorded(subprocess.CompletedProcess(process.args, process.returncode, out, err), name)
+    assert "terminated by SIGTERM while the write was sent or answered" in err and "5-second deadline" in err
+    assert len(_patches(api_server)) == 1
+
+
 # ---------------------------------------------------------------------------------------------
 # Sending the same patch again is safe
 

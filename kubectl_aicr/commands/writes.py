@@ -26,7 +26,6 @@ import time
 from .. import helpers, output
 from ..aicr import objects
 from ..errors import ApiError, AicrError, RefusedError, TransportError, UnknownOutcome
-from ..kube import rest
 
 JSON_PATCH = "application/json-patch+json"
 MAX_ATTEMPTS = 4            # sends of one unchanged decision while the server reports conflicts
@@ -307,19 +306,16 @@ def _after_interrupt(client, decision, exc):
     interrupted again."""
     stop, name = _stopped(exc), decision.name
     why = "%s while the write was sent or answered" % stop
-    saved = client.deadline
     try:
         client.close()  # the connection is in the middle of the exchange
         _note("%s; reading rollout %s again to learn whether it was recorded (at most %d seconds; interrupt "
               "again to stop now)" % (why, name, INTERRUPTED_READ_SECONDS))
-        client.deadline = rest.Deadline(min(saved.remaining(), INTERRUPTED_READ_SECONDS))
-        now = client.get(objects.rollout_path(name))
+        with client.deadline.capped(INTERRUPTED_READ_SECONDS):
+            now = client.get(objects.rollout_path(name))
     except (KeyboardInterrupt, helpers.Terminated) as again:
         raise _unknown(decision, "%s, and %s again" % (why, _stopped(again))) from None
     except AicrError as failed:  # an API error, the transport, credentials
         raise _unknown(decision, "%s, and reading rollout %s again failed: %s" % (why, name, failed)) from None
-    finally:
-        client.deadline = saved
     if decision.landed(now):
         return _confirmed(decision, why, now)
     changed = decision.changed_facts(now)

@@ -33,6 +33,7 @@ from __future__ import annotations  # the records' annotations stay strings: no 
 
 import base64
 import binascii
+import contextlib
 import datetime
 import json
 import os
@@ -96,6 +97,18 @@ class Deadline:
         if left <= 0:
             raise TransportError("the %d-second deadline for this command's API calls has passed" % self.seconds)
         return left
+
+    @contextlib.contextmanager
+    def capped(self, seconds):
+        """Within the block the deadline is at most ``seconds`` from now (its messages then name them), for every
+        holder of it (the client, the credential plugins); after it, as it was."""
+        at, whole = self.at, self.seconds
+        if time.monotonic() + seconds < at:
+            self.at, self.seconds = time.monotonic() + seconds, seconds
+        try:
+            yield self
+        finally:
+            self.at, self.seconds = at, whole
 
 
 class ServerURL:
