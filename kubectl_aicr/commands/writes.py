@@ -141,7 +141,8 @@ INTERRUPTED_READ_SECONDS = 5.0  # after an interrupt: the most the one read to l
 def land(client, decision, dry_run="none"):
     """Send ``decision``'s patch; return the rollout as the server answered it (dict), or None for
     ``dry_run`` "client" (nothing is sent). "server" sends it with ``dryRun=All``: admission judges it,
-    nothing is stored, and every error is raised as it came.
+    nothing is stored, so only a failed ``test`` or a conflict leads to a new read; any other error is raised as
+    it came.
 
     The outcome of a send is one of three:
 
@@ -157,8 +158,9 @@ def land(client, decision, dry_run="none"):
       sends, paced);
     - unknown: a 5xx of any body (a 504 from the timeout filter, whose handler goes on and may store,
       ``filters/timeout.go``; an etcd timeout that may still commit; a proxy's 502 or 503), or a lost answer
-      (reset, closed, cut short, the deadline: TransportError). The rollout is read again within the same
-      deadline, on a new connection: recorded as above; if a pinned fact that never comes back
+      (reset, closed, cut short, the deadline: TransportError; one that failed before its first byte left,
+      ``client.sent`` unchanged, is not: nothing was written). The rollout is read again within the same
+      deadline (on a new connection after a lost answer): recorded as above; if a pinned fact that never comes back
       (:data:`PERMANENT_FACTS`) changed, RefusedError (it can never land); if no fact changed, the same patch
       is sent again: safe, because its ``test`` operations hold the set-once field absent (or the
       acknowledgements as read), so if the first send lands too, whichever comes second fails its test and
@@ -167,7 +169,8 @@ def land(client, decision, dry_run="none"):
 
     Ctrl-C, SIGTERM or SIGHUP (:class:`helpers.Terminated`) before the patch's first byte was sent: nothing
     was written, said so (exit 130, or 128 + the signal). During the send or after: one read of at most
-    :data:`INTERRUPTED_READ_SECONDS`, never a new send (:func:`_after_interrupt`).
+    :data:`INTERRUPTED_READ_SECONDS`, never a new send (:func:`_after_interrupt`). :data:`landing` and
+    :data:`recorded` tell main what an interrupt that reaches it means.
     """
     if dry_run == "client":
         return None
