@@ -285,8 +285,8 @@ def _refuse_changed(decision, now, changed, unknown):
     if PERMANENT_FACTS.intersection(changed):
         raise RefusedError("%s, and rollout %s changed after it was read: %s; this decision was not recorded and "
                            "cannot be any more; describe it again" % (unknown, decision.name, text))
-    raise _unknown(decision, "%s, and rollout %s changed after it was read (%s), but the write sent may still "
-                             "land" % (unknown, decision.name, text))
+    raise _unknown(decision, "%s, and rollout %s changed after it was read (%s), but the write on its way may "
+                             "still land" % (unknown, decision.name, text))
 
 
 def _stopped(exc):
@@ -325,8 +325,8 @@ def _after_interrupt(client, decision, exc):
     if PERMANENT_FACTS.intersection(changed):
         raise _interrupted(exc, "%s; rollout %s changed after it was read: %s; this decision was not recorded and "
                                 "cannot be any more" % (why, name, changes_text(decision.raw, now, changed)))
-    raise _unknown(decision, "%s; reading rollout %s again shows it not recorded yet, but the write sent may "
-                             "still land" % (why, name))
+    raise _unknown(decision, "%s; reading rollout %s again shows it not recorded yet, but the write on its way "
+                             "may still land" % (why, name))
 
 
 def _unknown(decision, why):
