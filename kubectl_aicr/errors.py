@@ -70,6 +70,15 @@ class RefusedError(AicrError):
     """The plugin refuses an action for a reason it explains (ended rollout, already approved, ...)."""
 
 
+class UnknownOutcome(AicrError):
+    """A write whose outcome cannot be known: it was sent (its first byte may have left), its answer did not
+    say "not stored" (lost, cut short, a 5xx, or the command was interrupted), and reading the rollout again
+    could not show it recorded, while it may still land. The message ends ``the write may have been
+    recorded; check with kubectl aicr describe R`` (exit status 4)."""
+
+    exit_code = 4
+
+
 class VerificationError(AicrError):
     """Content from the cluster does not match the digest recorded for it (exit status 3)."""
 

@@ -181,6 +181,9 @@ def format_utc(moment):
     return time.strftime(RFC3339_UTC, time.gmtime(moment))
 
 
+EXIT_INTERRUPTED = 128 + signal.SIGINT  # Ctrl-C (KeyboardInterrupt): 130, as a shell reports it
+
+
 class Terminated(AicrError):
     """The command received SIGTERM or SIGHUP (exit status 128 + the signal, as a shell reports it)."""
 

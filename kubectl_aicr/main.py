@@ -1,10 +1,11 @@
 """The entry point: parse the command line, run one command, print errors as one ``error:`` line.
 
 Exit status: 0 success (approve, revoke, acknowledge: the decision was recorded, also when its confirmation
-could not be printed, which stderr then says); 1 an error (kubeconfig, credentials, transport, an API
-error, a refusal); 2 a usage error; 3 content that failed verification (a
-report or recipe that does not match its recorded digest); 130 interrupted
-(Ctrl-C); 70 an internal error (a bug: reported without a traceback).
+could not be printed or the command was interrupted after it was stored, which stderr then says); 1 an error
+(kubeconfig, credentials, transport, an API error, a refusal); 2 a usage error; 3 content that failed
+verification (a report or recipe that does not match its recorded digest); 4 a write whose outcome is unknown
+(errors.UnknownOutcome: it may have been recorded); 130 interrupted (Ctrl-C), 128 + the signal for SIGTERM
+and SIGHUP (helpers.Terminated); 70 an internal error (a bug: reported without a traceback).
 """
 
 import os
@@ -13,7 +14,6 @@ import sys
 from .errors import AicrError
 
 EXIT_INTERNAL = 70
-EXIT_INTERRUPTED = 130
 
 
 def _prerendered_help(argv):
@@ -94,14 +94,15 @@ def _main(argv):
         return _command(invocation.command)(invocation)
     except AicrError as exc:
         from . import output
+        if _is_termination(exc):
+            return _interrupted(str(exc), exc.exit_code)
         output.error(str(exc))
         for hint in getattr(exc, "hints", ()):
             output.hint(hint)
         return exc.exit_code
     except KeyboardInterrupt:
-        from . import output
-        output.error("interrupted")
-        return EXIT_INTERRUPTED
+        from .helpers import EXIT_INTERRUPTED
+        return _interrupted("interrupted", EXIT_INTERRUPTED)
     except BrokenPipeError:
         from . import output
         output.silence_stdout()
@@ -113,6 +114,36 @@ def _main(argv):
         where = " at %s:%d" % (os.path.basename(frame.filename), frame.lineno) if frame else ""
         output.error("internal error: %s%s; please report it" % (type(exc).__name__, where))
         return EXIT_INTERNAL
+
+
+def _is_termination(exc):
+    helpers = sys.modules.get(__package__ + ".helpers")
+    return helpers is not None and isinstance(exc, helpers.Terminated)
+
+
+def _interrupted(stop, code):
+    """Report an interrupt that reached here (``stop``: "interrupted", "terminated by SIGTERM"; ``code``: its
+    exit status) as what it means for a write command (commands/writes.py notes it; ``land`` reports the
+    interrupts it catches itself): its decision already stored (``writes.recorded``): one warning, exit 0, a
+    stored decision is never reported as a failure; its write under way (``writes.landing``): the write may
+    have been recorded (exit 4); before it: nothing was written."""
+    from . import output
+    writes = sys.modules.get(__package__ + ".commands.writes")
+    recorded, landing = getattr(writes, "recorded", None), getattr(writes, "landing", None)
+    try:
+        if recorded is not None:
+            output.warning("the decision on rollout %s was recorded, but the command was %s before its "
+                           "confirmation was printed; kubectl aicr describe %s shows it" % (recorded, stop, recorded))
+            return 0
+        if landing is not None:
+            from .errors import UnknownOutcome
+            output.error("%s while the write was sent or answered; the write may have been recorded; check with "
+                         "kubectl aicr describe %s" % (stop, landing))
+            return UnknownOutcome.exit_code
+        output.error(stop if writes is None else "%s before the write was sent; nothing was written" % stop)
+    except (AicrError, OSError, ValueError):
+        pass
+    return code
 
 
 def _write_help(text):

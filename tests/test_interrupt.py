@@ -51,7 +51,7 @@ def test_ctrl_c_during_approve_leaves_the_rollout_as_it_was(plugin, api_server, 
     kubeconfig = api_server.write_kubeconfig(str(tmp_path / "kc"))
     code, out, err, _ = _interrupt_while_waiting(plugin, api_server, ["approve", name, "--reason", "r"],
                                                  kubeconfig, tmp_path)
-    assert code == 130 and err == "error: interrupted\n"
+    assert code == 130 and err == "error: interrupted before the write was sent; nothing was written\n"
     assert api_server.get_object("RuntimeRollout", name) == before
 
 

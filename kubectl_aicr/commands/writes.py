@@ -23,9 +23,9 @@ import datetime
 import json
 import time
 
-from .. import output
+from .. import helpers, output
 from ..aicr import objects
-from ..errors import ApiError, AicrError, RefusedError, TransportError
+from ..errors import ApiError, AicrError, RefusedError, TransportError, UnknownOutcome
 
 JSON_PATCH = "application/json-patch+json"
 MAX_ATTEMPTS = 4            # sends of one unchanged decision while the server reports conflicts
@@ -159,64 +159,219 @@ class Decision:
                 if not objects.json_equal(objects.fact_value(self.raw, fact), objects.fact_value(now, fact))]
 
 
+# Facts that, once changed, never hold their old value again (docs/operator-api.md, "What the API server
+# enforces": rule 1 approval set once, 2 revocation set once, 3 acknowledgements append-only, 4 every other spec
+# field and the outcome label immutable; a UID is never reused): a write pinned to the old value can never land.
+# The phase, the outcome and the awaited release are the operator's status and may come back.
+PERMANENT_FACTS = frozenset(("uid", "target", "assessment", "approval-required", "deadline", "approval",
+                             "revocation", "acknowledgements", "outcome-label"))
+INTERRUPTED_READ_SECONDS = 5.0  # after an interrupt: the most the one read to learn the write's outcome may take
+
+
 def land(client, decision, dry_run="none"):
     """Send ``decision``'s patch; return the rollout as the server answered it (dict), or None for
     ``dry_run`` "client" (nothing is sent). "server" sends it with ``dryRun=All``: admission judges it,
-    nothing is stored.
+    nothing is stored, so only a failed ``test`` or a conflict leads to a new read; any other error is raised as
+    it came.
 
-    A failed ``test`` (or a conflict) leads to one new read: RefusedError naming what changed when a pinned
-    fact did; otherwise the same patch again (at most :data:`MAX_ATTEMPTS` sends, paced), then the server's
-    error as it came. Any other error of the server is raised as it came (ApiError).
+    The outcome of a send is one of three:
 
-    A lost answer (the connection reset or closed, the answer cut short, no answer within the deadline:
-    TransportError) may hide a write that landed: the rollout is read again within the same deadline, on a
-    new connection. When that read, or the one after a conflict, shows this very decision recorded (same UID,
-    exactly the entry sent: :meth:`Decision.landed`), the write succeeded: the read is returned and a note
-    on stderr says how it was confirmed. When it cannot be read, TransportError says the write may have been
-    recorded and how to look.
+    - stored: a 2xx answer (returned), or a read afterwards that shows this very decision recorded (same
+      UID, exactly the entry sent: :meth:`Decision.landed`): the read is returned (``decision.confirmed``)
+      and a note on stderr says how it was confirmed;
+    - not stored: a 4xx answer, which kube-apiserver gives before anything is stored (authentication, RBAC,
+      the patch's ``test`` operations, validation and admission; 429 from the max-in-flight filter and
+      API Priority and Fairness, which answer it without calling the handler: ``apiserver/pkg/server/
+      filters/maxinflight.go``, ``priority-and-fairness.go``): raised as it came (ApiError), except a failed
+      ``test`` or a conflict (:func:`failed_precondition`), which leads to one new read: RefusedError naming
+      what changed when a pinned fact did; otherwise the same patch again (at most :data:`MAX_ATTEMPTS`
+      sends, paced);
+    - unknown: a 5xx of any body (a 504 from the timeout filter, whose handler goes on and may store,
+      ``filters/timeout.go``; an etcd timeout that may still commit; a proxy's 502 or 503), or a lost answer
+      (reset, closed, cut short, the deadline: TransportError; one that failed before its first byte left,
+      ``client.sent`` unchanged, is not: nothing was written). The rollout is read again within the same
+      deadline (on a new connection after a lost answer): recorded as above; if a pinned fact that never comes back
+      (:data:`PERMANENT_FACTS`) changed, RefusedError (it can never land); if no fact changed, the same patch
+      is sent again: safe, because its ``test`` operations hold the set-once field absent (or the
+      acknowledgements as read), so if the first send lands too, whichever comes second fails its test and
+      the next read recognises the decision; it is never a new decision. Otherwise, or when the rollout
+      cannot be read again, :class:`UnknownOutcome` (exit 4): the write may have been recorded.
+
+    Ctrl-C, SIGTERM or SIGHUP (:class:`helpers.Terminated`) before the patch's first byte was sent: nothing
+    was written, said so (exit 130, or 128 + the signal). During the send or after: one read of at most
+    :data:`INTERRUPTED_READ_SECONDS`, never a new send (:func:`_after_interrupt`). :data:`landing` and
+    :data:`recorded` tell main what an interrupt that reaches it means.
     """
     if dry_run == "client":
         return None
+    global recorded, landing
+    landing = decision.name if dry_run == "none" else None
+    sends = _Sends()
+    try:
+        stored = _send(client, decision, dry_run, sends)
+    except (KeyboardInterrupt, helpers.Terminated) as exc:
+        stop = _stopped(exc)
+        if sends.unknown is None and (sends.since is None or client.sent == sends.since):
+            raise _interrupted(exc, "%s before the write was sent; nothing was written" % stop) from None
+        if dry_run != "none":
+            raise _interrupted(exc, "%s; nothing was written (server dry run)" % stop) from None
+        stored = _after_interrupt(client, decision, exc)
+    if dry_run == "none":
+        recorded = decision.name
+    return stored
+
+
+# For main, should an interrupt reach it: the rollout whose decision land() saw stored, and the one whose write
+# land() began (set for good: an interrupt escaping land's own handling may follow a send). None: not yet.
+recorded = landing = None
+
+
+class _Sends:
+    """What :func:`land` knows of its sends: ``since``, the client's ``sent`` count before the send under way
+    (None between sends); ``unknown``, why a send's outcome is unknown (it may still land), or None."""
+
+    def __init__(self):
+        self.since, self.unknown = None, None
+
+
+def _send(client, decision, dry_run, sends):
+    """The sends and reads of :func:`land` (interrupts aside), noted in ``sends`` (:class:`_Sends`)."""
     path = objects.rollout_path(decision.name)
     query = {"dryRun": "All"} if dry_run == "server" else None
     for attempt in range(MAX_ATTEMPTS):
+        unknown = sends.unknown
         if attempt:
             time.sleep(min(BACKOFF_SECONDS * 2 ** (attempt - 1), MAX_BACKOFF_SECONDS,
-                           _remaining_or_unknown(client, decision)))
+                           _remaining_or_unknown(client, decision, unknown)))
+        count = sends.since = client.sent
         try:
             return client.request("PATCH", path, query=query, body=decision.patch, content_type=JSON_PATCH)
+        except helpers.Terminated:
+            raise
         except ApiError as exc:
-            if not failed_precondition(exc):
+            precondition = failed_precondition(exc)
+            if not precondition and (not_stored(exc) or dry_run != "none"):
+                if unknown is not None:
+                    raise _unknown(decision, "%s, and the write sent again was refused: %s" % (unknown, exc)) from None
                 raise
-            refused, why = exc, "the server refused the write (%s)" % exc
+            if precondition:
+                refused, why = exc, "the server refused the write (%s)" % exc
+            else:
+                why = "the server answered the write with HTTP %d (%s)" % (exc.code, exc)
+                refused, sends.unknown = _unknown(decision, why), unknown or why
         except TransportError as exc:
-            refused = _unknown(decision, "%s" % exc)
+            if client.sent == count:  # failed before its first byte was sent
+                if unknown is None:
+                    raise TransportError("%s; the write was not sent, nothing was written" % exc) from None
+                raise _unknown(decision, "%s, and the write could not be sent again: %s" % (unknown, exc)) from None
+            if unknown is None and dry_run != "none":
+                raise
             why = "the answer to the write was lost (%s)" % exc
-        now = _read_again(client, decision, why if isinstance(refused, TransportError) else None)
+            refused, sends.unknown = _unknown(decision, why), unknown or why
+        except AicrError as exc:  # credentials (AuthError) for a send again
+            if unknown is None:
+                raise
+            raise _unknown(decision, "%s, and the write could not be sent again: %s" % (unknown, exc)) from None
+        sends.since, unknown = None, sends.unknown
+        now = _read_again(client, decision, unknown)
         if dry_run == "none" and decision.landed(now):
-            decision.confirmed = True
-            output.warning("%s, but reading rollout %s again shows this decision recorded"
-                           % (why, decision.name))
-            return now
+            return _confirmed(decision, why, now)
         changed = decision.changed_facts(now)
         if changed:
-            raise RefusedError("rollout %s changed after it was read: %s; nothing was written; describe it again"
-                               % (decision.name, changes_text(decision.raw, now, changed)))
+            _refuse_changed(decision, now, changed, unknown)
         decision.pin(now)  # the same facts, the same decision: only where the tests look may differ
+    if unknown is not None and not isinstance(refused, UnknownOutcome):
+        refused = _unknown(decision, "%s, and the write sent again was refused: %s" % (unknown, refused))
     raise refused
 
 
+def not_stored(exc):
+    """True for an answer that says the write was not stored: any 4xx (see :func:`land`); a 5xx, or any other
+    status, leaves the outcome unknown."""
+    return 400 <= exc.code < 500
+
+
+def _confirmed(decision, why, now):
+    decision.confirmed = True
+    _note("%s, but reading rollout %s again shows this decision recorded" % (why, decision.name))
+    return now
+
+
+def _note(message):
+    """A warning on stderr that must not fail the command (stderr closed or gone, as after SIGHUP)."""
+    try:
+        output.warning(message)
+    except (AttributeError, OSError, ValueError):
+        pass
+
+
+def _refuse_changed(decision, now, changed, unknown):
+    """A pinned fact changed and the decision is not recorded: RefusedError when it can never land (no send's
+    outcome is unknown, or a :data:`PERMANENT_FACTS` fact changed); else :class:`UnknownOutcome`."""
+    text = changes_text(decision.raw, now, changed)
+    if unknown is None:
+        raise RefusedError("rollout %s changed after it was read: %s; nothing was written; describe it again"
+                           % (decision.name, text))
+    if PERMANENT_FACTS.intersection(changed):
+        raise RefusedError("%s, and rollout %s changed after it was read: %s; this decision was not recorded and "
+                           "cannot be any more; describe it again" % (unknown, decision.name, text))
+    raise _unknown(decision, "%s, and rollout %s changed after it was read (%s), but the write on its way may "
+                             "still land" % (unknown, decision.name, text))
+
+
+def _stopped(exc):
+    """How the command was stopped: "interrupted" (Ctrl-C) or "terminated by SIGTERM" (helpers.Terminated)."""
+    return str(exc) if isinstance(exc, helpers.Terminated) else "interrupted"
+
+
+def _interrupted(exc, message):
+    """An error with ``message`` and the exit status of the interrupt ``exc`` (130, or 128 + the signal)."""
+    error = AicrError(message)
+    error.exit_code = getattr(exc, "exit_code", helpers.EXIT_INTERRUPTED)
+    return error
+
+
+def _after_interrupt(client, decision, exc):
+    """The command was interrupted (``exc``) during or after the send of the write: read the rollout once,
+    within :data:`INTERRUPTED_READ_SECONDS` and the deadline, on a new connection, and never send again.
+    The read as recognised (:meth:`Decision.landed`); an error with the interrupt's exit status when a
+    :data:`PERMANENT_FACTS` fact changed (it can never land); else :class:`UnknownOutcome`, also at once when
+    interrupted again."""
+    stop, name = _stopped(exc), decision.name
+    why = "%s while the write was sent or answered" % stop
+    try:
+        client.close()  # the connection is in the middle of the exchange
+        _note("%s; reading rollout %s again to learn whether it was recorded (at most %d seconds; interrupt "
+              "again to stop now)" % (why, name, INTERRUPTED_READ_SECONDS))
+        with client.deadline.capped(INTERRUPTED_READ_SECONDS):
+            now = client.get(objects.rollout_path(name))
+    except (KeyboardInterrupt, helpers.Terminated) as again:
+        raise _unknown(decision, "%s, and %s again" % (why, _stopped(again))) from None
+    except AicrError as failed:  # an API error, the transport, credentials
+        raise _unknown(decision, "%s, and reading rollout %s again failed: %s" % (why, name, failed)) from None
+    if decision.landed(now):
+        return _confirmed(decision, why, now)
+    changed = decision.changed_facts(now)
+    if PERMANENT_FACTS.intersection(changed):
+        raise _interrupted(exc, "%s; rollout %s changed after it was read: %s; this decision was not recorded and "
+                                "cannot be any more" % (why, name, changes_text(decision.raw, now, changed)))
+    raise _unknown(decision, "%s; reading rollout %s again shows it not recorded yet, but the write on its way "
+                             "may still land" % (why, name))
+
+
 def _unknown(decision, why):
-    """The error for a write whose outcome cannot be known: it may have been recorded."""
-    return TransportError("%s; the write may have been recorded; check with kubectl aicr describe %s"
+    """The error for a write whose outcome cannot be known: it may have been recorded (exit 4)."""
+    return UnknownOutcome("%s; the write may have been recorded; check with kubectl aicr describe %s"
                           % (why, decision.name))
 
 
-def _remaining_or_unknown(client, decision):
+def _remaining_or_unknown(client, decision, unknown=None):
     try:
         return client.deadline.remaining()
     except TransportError as exc:
-        raise _unknown(decision, "%s, before the write could be sent again" % exc) from None
+        if unknown is None:
+            raise TransportError("%s, before the write could be sent again; nothing was written" % exc) from None
+        raise _unknown(decision, "%s, and %s, before the write could be sent again" % (unknown, exc)) from None
 
 
 def failed_precondition(exc):
@@ -227,8 +382,8 @@ def failed_precondition(exc):
 
 
 def _read_again(client, decision, lost=None):
-    """GET the rollout again (a dict). ``lost``: why the write's answer was lost; then a failure to read
-    says the write may have been recorded (TransportError), and a 404 too."""
+    """GET the rollout again (a dict). ``lost``: why the write's outcome is unknown; then a failure to read
+    says the write may have been recorded (UnknownOutcome), and a 404 too."""
     name = decision.name
     try:
         return client.get(objects.rollout_path(name))
@@ -241,6 +396,12 @@ def _read_again(client, decision, lost=None):
     except TransportError as exc:
         why = lost or "the server refused the write as a conflict"
         raise _unknown(decision, "%s, and reading rollout %s again failed: %s" % (why, name, exc)) from None
+    except helpers.Terminated:
+        raise
+    except AicrError as exc:  # credentials
+        if lost is None:
+            raise
+        raise _unknown(decision, "%s, and reading rollout %s again failed: %s" % (lost, name, exc)) from None
 
 
 def _digests(new, old):

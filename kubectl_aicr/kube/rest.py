@@ -33,6 +33,7 @@ from __future__ import annotations  # the records' annotations stay strings: no 
 
 import base64
 import binascii
+import contextlib
 import datetime
 import json
 import os
@@ -96,6 +97,18 @@ class Deadline:
         if left <= 0:
             raise TransportError("the %d-second deadline for this command's API calls has passed" % self.seconds)
         return left
+
+    @contextlib.contextmanager
+    def capped(self, seconds):
+        """Within the block the deadline is at most ``seconds`` from now (its messages then name them), for every
+        holder of it (the client, the credential plugins); after it, as it was."""
+        at, whole = self.at, self.seconds
+        if time.monotonic() + seconds < at:
+            self.at, self.seconds = time.monotonic() + seconds, seconds
+        try:
+            yield self
+        finally:
+            self.at, self.seconds = at, whole
 
 
 class ServerURL:
@@ -348,12 +361,16 @@ class _Connection:
             raise
         self._reader = self.sock.makefile("rb")
 
-    def exchange(self, method, target, headers, payload, timeout):
-        """Send one request and read its answer (an :class:`http1.Response`), connecting first if needed."""
+    def exchange(self, method, target, headers, payload, timeout, sending=None):
+        """Send one request and read its answer (an :class:`http1.Response`), connecting first if needed.
+        ``sending``: called (no arguments) right before the request's first byte is handed to the socket."""
         if self.sock is None:
             self.connect(timeout)
         self.sock.settimeout(timeout)
-        self.sock.sendall(http1.request_bytes(method, target, headers, payload))
+        data = http1.request_bytes(method, target, headers, payload)
+        if sending is not None:
+            sending()
+        self.sock.sendall(data)
         response = http1.read_response(self._reader, MAX_RESPONSE_BYTES, method)
         if not response.keep_alive:
             self.close()
@@ -434,6 +451,10 @@ class Client:
     ApiError (an error answer), TransportError (could not connect, TLS failed,
     deadline passed, response too large, not JSON, a redirect), AuthError
     (credentials could not be obtained).
+
+    ``sent`` counts the requests whose first byte may have left this machine (counted just before it is
+    handed to the socket): a request that failed or was interrupted with ``sent`` unchanged was never sent
+    (commands/writes.py tells "nothing was written" from "the write may have been recorded" by it).
     """
 
     def __init__(self, config, credentials, deadline=None, secrets=None, environ=None):
@@ -447,6 +468,7 @@ class Client:
         self.context = None
         self._context_for = object()
         self.requests = 0
+        self.sent = 0
         self._connection = None
         self._server_date = None
 
@@ -526,7 +548,8 @@ class Client:
             try:
                 reused = connection.sock is not None and not connection.closed_while_idle()
                 try:
-                    response = connection.exchange(method, _target(url), headers, payload, remaining)
+                    response = connection.exchange(method, _target(url), headers, payload, remaining,
+                                                   self._sending)
                 except (http1.ConnectionClosed, BrokenPipeError, ConnectionResetError):
                     # A kept-alive connection the server (or a proxy in between) closed while idle: Go's
                     # transport dials again for a request that cannot have been served. A GET only: a write's
@@ -535,7 +558,7 @@ class Client:
                         raise
                     connection.close()
                     response = connection.exchange(method, _target(url), headers, payload,
-                                                   self.deadline.remaining())
+                                                   self.deadline.remaining(), self._sending)
             except http1.BodyTooLarge:
                 self.close()
                 raise TransportError("server %s sent a response over the %d-byte limit"
@@ -545,6 +568,9 @@ class Client:
                 raise self._transport_error(exc) from None
         self._note_server_time(response.header("Date"))
         return response.status, response.reason, response.header("Content-Type", ""), response.body
+
+    def _sending(self):
+        self.sent += 1
 
     def _transport_error(self, exc):
         server = self.server.text

@@ -260,6 +260,11 @@ class _Handler(http.server.BaseHTTPRequestHandler):
     def _fault(self, kind, req):
         api = self.server.api
         self.close_connection = True
+        if kind == "reset-store-later":
+            late = threading.Timer(api.fault_delay, lambda: api.late_answers.append(api._respond(req)[0]))
+            late.daemon = True
+            late.start()
+            kind = "reset"
         if kind.startswith("store-"):
             api._respond(req)  # carried out; its answer is lost
             kind = kind[len("store-"):]
@@ -268,6 +273,10 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             if kind == "conflict":
                 self._send_status(conflict_status_for_fault())
                 return
+        if kind in _ERROR_ANSWERS:
+            code, data, content_type, headers = _ERROR_ANSWERS[kind]
+            self._send(code, data, content_type, headers)
+            return
         if kind == "hang":
             api._stopping.wait(api.fault_hang_seconds)
             return
@@ -328,6 +337,37 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         self.send_header("Content-Type", content_type)
         self.send_header("Content-Length", str(length))
         self.end_headers()
+
+
+def _json_bytes(value):
+    return json.dumps(value, separators=(",", ":")).encode("utf-8") + b"\n"
+
+
+def _nginx_page(code, text):
+    return (b"<html>\r\n<head><title>%d %s</title></head>\r\n<body>\r\n<center><h1>%d %s</h1></center>\r\n"
+            b"<hr><center>nginx</center>\r\n</body>\r\n</html>\r\n" % (code, text, code, text))
+
+
+# fault -> (code, body, content type, extra headers): error answers a server or a proxy in front of it gives
+# (kube-apiserver's bodies from k8s.io/apimachinery pkg/api/errors and apiserver/pkg/server/filters)
+_ERROR_ANSWERS = {
+    # storage.NewInternalError of an etcd timeout, as the registry answers it (the commit may still happen)
+    "etcd-500": (500, _json_bytes({
+        "kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+        "message": "Internal error occurred: etcdserver: request timed out", "reason": "InternalError",
+        "details": {"causes": [{"message": "etcdserver: request timed out"}]}, "code": 500}),
+        "application/json", ()),
+    # filters/timeout.go: apierrors.NewTimeoutError; the handler goes on in the background
+    "timeout-504": (504, _json_bytes({
+        "kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+        "message": "Timeout: request did not complete within requested timeout - context deadline exceeded",
+        "reason": "Timeout", "details": {}, "code": 504}), "application/json", ()),
+    "bad-gateway-502": (502, _nginx_page(502, b"Bad Gateway"), "text/html", ()),
+    "unavailable-503": (503, b"", "text/plain", ()),
+    # filters/maxinflight.go tooManyRequests (http.Error): sent without calling the handler
+    "too-many-429": (429, b"Too many requests, please try again later.\n", "text/plain; charset=utf-8",
+                     (("Retry-After", "1"), ("X-Content-Type-Options", "nosniff"))),
+}
 
 
 def _head(code, lines, version=b"HTTP/1.1"):

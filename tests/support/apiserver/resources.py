@@ -35,6 +35,12 @@ FAULTS = ("hang", "trickle", "reset", "close-mid-body", "html-500", "redirect", 
           # the request is carried out (a PATCH stored), then its answer is lost: closed with no answer,
           # a TCP RST, or held for fault_hang_seconds and closed
           "store-close", "store-reset", "store-hang", "store-conflict",  # store-conflict: then a 409
+          "reset-store-later",  # a TCP RST, and the request carried out fault_delay seconds later all the same
+          # an error answer, the request not carried out (too-many-429 as the max-in-flight filter sends it) ...
+          "etcd-500", "timeout-504", "bad-gateway-502", "unavailable-503", "too-many-429",
+          # ... or carried out (the PATCH stored) and then answered so: a 500 etcd timeout (Status), a 504 from
+          # the timeout filter (Status), a proxy's HTML 502 or 500, an empty 503
+          "store-etcd-500", "store-timeout-504", "store-bad-gateway-502", "store-unavailable-503", "store-html-500",
           # the real answer in another framing HTTP/1.1 allows (RFC 9112), or framed wrongly
           "chunked", "interim", "http10-close", "folded-header", "bad-chunk", "two-lengths",
           # the real answer, kept alive by its headers, then the connection closed (an idle timeout)

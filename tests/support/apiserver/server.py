@@ -105,6 +105,7 @@ class APIServer:
         self.fault_hang_seconds = 30.0
         self.fault_delay = 1.0
         self.fault_huge_bytes = 64 * 1024 * 1024
+        self.late_answers = []  # the HTTP status each reset-store-later request got when carried out, late
         # Hostile response headers for fuzzing, {name: value}: "Date" replaces the clock's; "Content-Type"
         # and "Content-Length" replace the real ones (the connection then closes after the answer).
         self.header_values = {}
@@ -238,6 +239,13 @@ class APIServer:
         ``Connection: close``, then the connection closed, as a proxy's idle timeout closes it.
         endless-pages: every answer an empty list page with a new 8 KiB ``continue`` token.
         glued-408: the real answer and, in the same write, an unasked 408; the connection stays open.
+        Error answers, the request not carried out: etcd-500 (a Status of an etcd timeout), timeout-504 (the
+        timeout filter's Status), bad-gateway-502 (a proxy's HTML page), unavailable-503 (an empty body),
+        too-many-429 (the max-in-flight filter's text). store-X: the request carried out (a PATCH stored), then
+        answered as fault X (store-html-500 too), closed (store-close), reset (store-reset), held for
+        ``fault_hang_seconds`` (store-hang) or answered 409 (store-conflict). reset-store-later: a TCP RST at
+        once, and the request carried out ``fault_delay`` seconds later all the same (a proxy that delivers it
+        late), its status then appended to ``late_answers``.
         """
         return self._fault
 
