@@ -22,8 +22,9 @@ Behaviour follows client-go (``tools/clientcmd/client_config.go``
   client-go); an expired one is an error that says how to refresh it. The kubeconfig
   is never written.
 - An exec plugin runs only when the user has no static credential (token, tokenFile,
-  basic auth, client certificate), as client-go's exec authenticator decides; its
-  credential is renewed at its expiry and after a 401.
+  basic auth, client certificate), as client-go's exec authenticator decides, and only when the
+  user's kuberc credential plugin policy lets it (:mod:`kubectl_aicr.kube.kuberc`, read once,
+  before the first run); its credential is renewed at its expiry and after a 401.
 - ``as``, ``as-groups``, ``as-uid``, ``as-user-extra``: the ``Impersonate-*`` headers,
   extra keys escaped as client-go's ``headerKeyEscape`` does.
 
@@ -345,6 +346,7 @@ class Authenticator:
         self.stdin = stdin
         self.runs = 0
         self._cached = None
+        self._policy = None  # the kuberc credential plugin policy, read before the first exec run
 
     @property
     def renewable(self):
@@ -370,8 +372,13 @@ class Authenticator:
             return static
         from . import exec_credential  # imported only for users with an exec plugin
 
+        if self._policy is None:
+            from . import kuberc  # read only for users with an exec plugin
+
+            self._policy = kuberc.load(self.environ)
         self.runs += 1
-        result = exec_credential.run(self.user.exec, self.cluster, self.deadline, self.environ, self.stdin)
+        result = exec_credential.run(self.user.exec, self.cluster, self.deadline, self.environ, self.stdin,
+                                     self._policy)
         headers = [("Authorization", "Bearer " + check_header_value(
             result.token, "the token from the exec plugin of user %s" % self.user.name))] if result.token else []
         if result.cert_pem:
