@@ -65,6 +65,16 @@ ROWS = [
     ("allowlist, command missing, not listed", _allow("command: {abs}"), "missing", {}, REFUSED,
      'plugin path "missing-plugin" cannot be resolved for credential plugin allowlist check: '
      'exec: "missing-plugin": executable file not found in $PATH'),
+    ("DenyAll, command missing", DENY, "missing", {}, REFUSED,
+     'plugin "missing-plugin" not allowed: policy set to "DenyAll"'),
+    ("AllowAll, found through a relative PATH entry", V1BETA1 + "credentialPluginPolicy: AllowAll\n", "bare",
+     {"PATH": "bin:/usr/bin:/bin"}, REFUSED, None),
+    ("allowlist, found through a relative PATH entry", _allow("command: {abs}"), "bare",
+     {"PATH": "bin:/usr/bin:/bin"}, REFUSED,
+     'plugin path "bin/%s" cannot be resolved for credential plugin allowlist check: exec: "%s": cannot run '
+     'executable found relative to current directory' % (NAME, NAME)),
+    ("allowlist lists the relative find", _allow("command: bin/" + NAME), "bare", {"PATH": "bin:/usr/bin:/bin"},
+     REFUSED, None),
     ("allowlist empty", V1BETA1 + "credentialPluginPolicy: Allowlist\ncredentialPluginAllowlist: []\n", "abs", {},
      REFUSED, 'credential plugin policy set to "Allowlist", but allowlist is empty; use "DenyAll" policy instead'),
     ("allowlist unspecified", V1BETA1 + "credentialPluginPolicy: Allowlist\n", "abs", {}, REFUSED,

@@ -98,7 +98,7 @@ def load(environ=None):
         return NO_POLICY
     problem = validate(policy)
     if problem:
-        raise ConfigError("error occurred while applying preferences of kuberc %s: %s" % (path, problem))
+        raise ConfigError("kuberc %s: %s" % (path, problem))  # kubectl: "error occurred while applying preferences ..."
     return policy
 
 
