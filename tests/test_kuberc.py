@@ -42,6 +42,8 @@ ROWS = [
     ("DenyAll abs", DENY, "abs", {}, REFUSED, 'plugin "{abs}" not allowed: policy set to "DenyAll"'),
     ("DenyAll bare", DENY, "bare", {}, REFUSED, 'plugin "%s" not allowed: policy set to "DenyAll"' % NAME),
     ("DenyAll rel", DENY, "rel", {}, REFUSED, 'plugin "{abs}" not allowed: policy set to "DenyAll"'),
+    ("DenyAll, a name Go quotes", DENY, "odd", {}, REFUSED,
+     'plugin "{bin}/odd \\"plug\\" \\u200b\u00e9" not allowed: policy set to "DenyAll"'),
     ("allowlist abs, abs", _allow("command: {abs}"), "abs", {}, RUNS, None),
     ("allowlist abs, bare", _allow("command: {abs}"), "bare", {}, RUNS, None),
     ("allowlist abs, rel", _allow("command: {abs}"), "rel", {}, RUNS, None),
@@ -163,6 +165,7 @@ def setting(tmp_path, api_server):
             '"kind":"ExecCredential","status":{"token":"%s"}}\'\n' % token)
     plugin = write(tmp_path / "bin" / NAME, body, mode=0o755)
     write(tmp_path / "other" / NAME, body, mode=0o755)
+    write(tmp_path / "bin" / 'odd "plug" \u200b\u00e9', body, mode=0o755)
     os.symlink(str(tmp_path / "bin"), str(tmp_path / "bin" / "link"))
     write(tmp_path / "elsewhere", DENY)
     write(tmp_path / ".kube" / "kuberc", DENY)  # read with an empty HOME (the current folder is tmp_path)
@@ -180,7 +183,8 @@ def _files(tmp_path, values, text, form, api_server):
     elif text is not None:
         write(home / ".kube" / "kuberc", text.format(**values))
     command = {"abs": values["abs"], "bare": NAME, "rel": "bin/" + NAME, "link": values["bin"] + "/link/" + NAME,
-               "missing": "missing-plugin"}[form]
+               "missing": "missing-plugin",
+               "odd": values["bin"] + '/odd "plug" \u200b\u00e9'}[form]
     config = api_server.kubeconfig(users=["bob@example.com"])
     config["users"][0]["user"] = {"exec": {"apiVersion": "client.authentication.k8s.io/v1", "command": command,
                                            "interactiveMode": "Never"}}
