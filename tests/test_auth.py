@@ -20,6 +20,7 @@ from tests.support.text import one_error_line
 V1 = "client.authentication.k8s.io/v1"
 V1BETA1 = "client.authentication.k8s.io/v1beta1"
 ROLE = "install"
+MEMORY_FILES = sys.platform.startswith("linux") and hasattr(os, "memfd_create") and os.path.isdir("/proc/self/fd")
 
 
 def config_with(api_server, user_entry, user="bob@example.com"):
@@ -369,8 +370,9 @@ def test_oidc_unexpired_id_token_is_sent_and_an_expired_one_says_how_to_refresh(
 
 
 @pytest.mark.e2e
-def test_sigterm_while_waiting_removes_the_private_folder(plugin, api_server, tmp_path):
-    """client-key-data lives in a private folder only while TLS loads it; the folder goes on SIGTERM too."""
+def test_sigterm_while_waiting_leaves_nothing_in_tmpdir(plugin, api_server, tmp_path):
+    """client-key-data is in a memory file on Linux (TMPDIR never sees it); elsewhere in a private folder
+    only while TLS loads it, and the folder goes on SIGTERM too."""
     import signal
     import subprocess
     from tests.support.plugin import base_env, plugin_command
@@ -385,7 +387,10 @@ def test_sigterm_while_waiting_removes_the_private_folder(plugin, api_server, tm
     deadline = time.monotonic() + 20
     while not api_server.requests and time.monotonic() < deadline:
         time.sleep(0.05)
-    assert [n for n in os.listdir(temporary) if n.startswith("kubectl-aicr-")], "no private folder while waiting"
+    if MEMORY_FILES:
+        assert os.listdir(str(temporary)) == [], "a folder under TMPDIR while waiting"
+    else:
+        assert [n for n in os.listdir(temporary) if n.startswith("kubectl-aicr-")], "no private folder while waiting"
     process.send_signal(signal.SIGTERM)
     _, stderr = process.communicate(timeout=20)
     assert process.returncode == 128 + signal.SIGTERM
@@ -413,3 +418,87 @@ def test_a_token_file_that_is_a_pipe_is_refused_at_once(run, api_server, tmp_pat
     config = write(tmp_path / "config", config_with(api_server, {"tokenFile": str(fifo)}))
     result = describe(run, api_server, kubeconfig=config, timeout=20)
     one_error_line(result, "is a pipe or socket, not a file")
+
+
+# ---------------------------------------------------------------------------------------------
+# Client keys never touch a folder (issue 20): memory files on Linux, a private folder elsewhere
+
+
+@pytest.mark.e2e
+@pytest.mark.skipif(not MEMORY_FILES, reason="memory files (os.memfd_create, /proc) are Linux's")
+@pytest.mark.parametrize("source", ["client-key-data", "exec plugin"])
+def test_a_client_key_never_enters_any_folder_under_tmpdir(run, api_server, tmp_path, source):
+    """No entry is ever made in TMPDIR, not even for a moment: the folder's mtime, set to 1 ns before the
+    run, changes with any entry created or removed in it (no inotify, no strace needed)."""
+    files = api_server.client_cert_files("alice@example.com", key_type="ec", key_format="pkcs8")
+    if source == "exec plugin":
+        user = exec_user(exec_script(tmp_path, "emit({'clientCertificateData': open(%r).read(), "
+                                               "'clientKeyData': open(%r).read()})" % (files.cert, files.key)))
+    else:
+        user = {"client-certificate-data": base64.b64encode(open(files.cert, "rb").read()).decode(),
+                "client-key-data": base64.b64encode(open(files.key, "rb").read()).decode()}
+    config = write(tmp_path / "config", config_with(api_server, user, "alice@example.com"))
+    temporary = tmp_path / "tmp"
+    temporary.mkdir()
+    for _ in range(3):
+        os.utime(str(temporary), ns=(1, 1))
+        result = describe(run, api_server, kubeconfig=config, env={"TMPDIR": str(temporary)})
+        assert result.returncode == 0, result.stderr
+        assert os.stat(str(temporary)).st_mtime_ns == 1 and os.listdir(str(temporary)) == []
+    assert {r.client_cert["cn"] for r in api_server.requests} == {"alice@example.com"}
+
+
+@pytest.mark.skipif(not MEMORY_FILES, reason="memory files (os.memfd_create, /proc) are Linux's")
+def test_secret_files_hand_data_over_through_a_memory_file(tmp_path, monkeypatch):
+    from kubectl_aicr.kube import auth
+
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    with auth.SecretFiles() as secrets:
+        path = secrets.write("client.key", b"KEY-BYTES")
+        assert path.startswith("/proc/self/fd/") and os.readlink(path).startswith("/memfd:kubectl-aicr-client.key")
+        with open(path, "rb") as handle:
+            assert handle.read() == b"KEY-BYTES"
+        descriptor = int(path.rsplit("/", 1)[1])
+        secrets.remove(path)
+        with pytest.raises(OSError):
+            os.fstat(descriptor)
+        kept = int(secrets.write("client.crt", b"CERT").rsplit("/", 1)[1])
+    with pytest.raises(OSError):  # closed with the SecretFiles
+        os.fstat(kept)
+    assert secrets.folder is None and os.listdir(str(tmp_path)) == []
+
+
+def _no_memfd(*args):
+    raise OSError(38, "Function not implemented")  # ENOSYS: a kernel older than 3.17, or a sandbox
+
+
+@pytest.mark.parametrize("why", ["no os.memfd_create", "ENOSYS", "no /proc"])
+def test_secret_files_fall_back_to_a_private_folder_without_memory_files(tmp_path, monkeypatch, why):
+    import stat
+    import tempfile
+    from kubectl_aicr.kube import auth
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    if why == "no os.memfd_create":
+        monkeypatch.delattr(os, "memfd_create", raising=False)
+    elif why == "ENOSYS":
+        monkeypatch.setattr(os, "memfd_create", _no_memfd, raising=False)
+    else:
+        if not hasattr(os, "memfd_create"):
+            pytest.skip("no os.memfd_create here")
+        monkeypatch.setattr(auth.SecretFiles, "PROC_FD", str(tmp_path / "no-proc"))
+        made = []
+        real = os.memfd_create
+        monkeypatch.setattr(os, "memfd_create", lambda *a: made.append(real(*a)) or made[-1])
+    with auth.SecretFiles() as secrets:
+        path = secrets.write("client.key", b"KEY-BYTES")
+        assert os.path.dirname(path) == secrets.folder and os.path.dirname(secrets.folder) == str(tmp_path)
+        assert stat.S_IMODE(os.stat(path).st_mode) == 0o600 and stat.S_IMODE(os.stat(secrets.folder).st_mode) == 0o700
+        assert open(path, "rb").read() == b"KEY-BYTES"
+        secrets.remove(path)
+        assert not os.path.exists(path)
+    assert os.listdir(str(tmp_path)) == []
+    if why == "no /proc":  # the memory file made before /proc was found missing is closed again
+        assert made
+        with pytest.raises(OSError):
+            os.fstat(made[0])

@@ -11,16 +11,20 @@ Behaviour follows client-go (``tools/clientcmd/client_config.go``
   either is sent as ``Authorization: Bearer <token>``.
 - ``username``/``password``: ``Authorization: Basic base64(UTF-8 "user:password")``.
 - ``client-certificate``/``client-key`` as files or ``-data`` (RSA, EC and PKCS#8
-  keys). Data is written only into a 0600 file inside a private (0700) temporary
-  folder, for the moment the TLS context loads it, and :class:`SecretFiles` removes
-  the folder when the command ends, whatever the exit path. An encrypted key fails at
-  once: nothing ever prompts for a passphrase.
+  keys). ``ssl`` loads a certificate and key only from a path, so :class:`SecretFiles`
+  hands data over as a path: on Linux an anonymous memory file (``os.memfd_create``,
+  opened as ``/proc/self/fd/N``; nothing in any folder, gone when closed or when the
+  process dies, even by SIGKILL); where that is unavailable (not Linux, ENOSYS, no
+  ``/proc``) a 0600 file inside a private (0700) temporary folder, for the moment the TLS
+  context loads it, and the folder is removed when the command ends, whatever the exit
+  path but SIGKILL. An encrypted key fails at once: nothing ever prompts for a passphrase.
 - The oidc auth-provider: its ``id-token`` while it is unexpired (10 s margin, as
   client-go); an expired one is an error that says how to refresh it. The kubeconfig
   is never written.
 - An exec plugin runs only when the user has no static credential (token, tokenFile,
-  basic auth, client certificate), as client-go's exec authenticator decides; its
-  credential is renewed at its expiry and after a 401.
+  basic auth, client certificate), as client-go's exec authenticator decides, and only when the
+  user's kuberc credential plugin policy lets it (:mod:`kubectl_aicr.kube.kuberc`, read once,
+  before the first run); its credential is renewed at its expiry and after a 401.
 - ``as``, ``as-groups``, ``as-uid``, ``as-user-extra``: the ``Impersonate-*`` headers,
   extra keys escaped as client-go's ``headerKeyEscape`` does.
 
@@ -71,22 +75,33 @@ class Credentials(Record):
 
 
 class SecretFiles:
-    """A private temporary folder for credential material; a context manager that always removes it.
+    """Paths through which ``ssl`` reads credential material; a context manager that always removes them.
 
-    While it is open, SIGTERM and SIGHUP end the command through an exception, so the
-    folder is removed on those exit paths too (only SIGKILL can skip it, and files
-    live in it only for the moment a TLS context loads them).
+    On Linux each is an anonymous memory file (``os.memfd_create``, close-on-exec) read by its path
+    ``/proc/self/fd/N``: the material never enters a folder, and the kernel frees it when the
+    descriptor is closed (:meth:`remove`, :meth:`close`) or the process ends, however it ends.
+    Elsewhere, or when that fails (no ``os.memfd_create``, ENOSYS from an old kernel or a sandbox,
+    no ``/proc``), it is a 0600 file in a private (0700) temporary folder under ``TMPDIR``, which
+    :meth:`close` removes; while it is open SIGTERM and SIGHUP end the command through an exception,
+    so the folder is removed on those exit paths too (only SIGKILL can skip it, and files live in it
+    only for the moment a TLS context loads them).
     """
+
+    PROC_FD = "/proc/self/fd"  # where a memory file's descriptor is opened by path (tests point it elsewhere)
 
     def __init__(self):
         self.folder = None
         self._names = itertools.count(1)
         self._handlers = {}
+        self._descriptors = {}  # path -> descriptor of each open memory file
 
     def write(self, name, data):
-        """Write ``data`` (bytes) to a new 0600 file in the private folder; return its path."""
+        """Hand ``data`` (bytes) to a new memory file, else a new 0600 file in the private folder; its path."""
+        path = self._memory_file(name, data)
+        if path is not None:
+            return path
         if self.folder is None:
-            import tempfile  # only commands with certificate data need it
+            import tempfile  # only where memory files are unavailable
             self.folder = tempfile.mkdtemp(prefix="kubectl-aicr-")
         path = os.path.join(self.folder, "%d-%s" % (next(self._names), name))
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
@@ -94,14 +109,41 @@ class SecretFiles:
             handle.write(data)
         return path
 
+    def _memory_file(self, name, data):
+        """The ``/proc/self/fd/N`` path of a memory file holding ``data``, or None where there is none."""
+        create = getattr(os, "memfd_create", None)  # Python 3.8+ on Linux only
+        if create is None:
+            return None
+        try:
+            fd = create("kubectl-aicr-" + name)  # MFD_CLOEXEC: an exec plugin started later never holds it
+        except OSError:  # ENOSYS (kernel older than 3.17), EPERM (a seccomp sandbox), EMFILE ...
+            return None
+        path = "%s/%d" % (self.PROC_FD, fd)
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view):]
+            os.stat(path)  # no /proc (a chroot, a container without it): ssl could not open the path
+        except OSError:
+            os.close(fd)
+            return None
+        self._descriptors[path] = fd
+        return path
+
     def remove(self, path):
-        """Remove a file written by :meth:`write` (missing is fine)."""
+        """Free what :meth:`write` returned: close its memory file, or remove its file (missing is fine)."""
+        fd = self._descriptors.pop(path, None)
+        if fd is not None:
+            os.close(fd)
+            return
         try:
             os.unlink(path)
         except FileNotFoundError:
             pass
 
     def close(self):
+        for path in list(self._descriptors):
+            self.remove(path)
         if self.folder is not None:
             import shutil
             shutil.rmtree(self.folder, ignore_errors=True)
@@ -123,12 +165,12 @@ class SecretFiles:
         self.close()
 
 
-
 @contextlib.contextmanager
 def client_certificate_files(credentials, secrets):
     """Yield ``(cert_path, key_path)`` for loading the client certificate (``(None, None)``: none).
 
-    PEM data is written to 0600 files in ``secrets``' private folder and removed when the block ends.
+    PEM data is handed over through ``secrets`` (:meth:`SecretFiles.write`: a memory file on Linux,
+    else a 0600 file in its private folder) and freed when the block ends.
     """
     written = []
     try:
@@ -304,6 +346,7 @@ class Authenticator:
         self.stdin = stdin
         self.runs = 0
         self._cached = None
+        self._policy = None  # the kuberc credential plugin policy, read before the first exec run
 
     @property
     def renewable(self):
@@ -329,8 +372,13 @@ class Authenticator:
             return static
         from . import exec_credential  # imported only for users with an exec plugin
 
+        if self._policy is None:
+            from . import kuberc  # read only for users with an exec plugin
+
+            self._policy = kuberc.load(self.environ)
         self.runs += 1
-        result = exec_credential.run(self.user.exec, self.cluster, self.deadline, self.environ, self.stdin)
+        result = exec_credential.run(self.user.exec, self.cluster, self.deadline, self.environ, self.stdin,
+                                     self._policy)
         headers = [("Authorization", "Bearer " + check_header_value(
             result.token, "the token from the exec plugin of user %s" % self.user.name))] if result.token else []
         if result.cert_pem:

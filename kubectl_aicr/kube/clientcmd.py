@@ -18,10 +18,10 @@ def connect(invocation, deadline=None, environ=None):
     ``--as``, ``--as-group`` and ``--as-uid`` replace the user's ``as``, ``as-groups`` and ``as-uid``
     (:func:`impersonated`; ConfigError for groups or a UID without a user, as kubectl). ``deadline``: a :class:`rest.Deadline` (default: a new 30-second one, started
     here); ``environ``: the environment (default ``os.environ``). The deadline bounds
-    every request and every run of an exec credential plugin. Credential material that must live in files
-    (``client-key-data``, an exec plugin's key) is written to a private temporary
-    folder only while a TLS context loads it, and the folder is removed when the block
-    ends, on every exit path. Raises ConfigError, AuthError as those modules do.
+    every request and every run of an exec credential plugin. Credential material ``ssl`` must read from a
+    path (``client-key-data``, an exec plugin's key) goes through :class:`auth.SecretFiles`: a memory file
+    on Linux, else a private temporary folder only while a TLS context loads it; either is freed when
+    the block ends, on every exit path. Raises ConfigError, AuthError as those modules do.
     """
     deadline = deadline or rest.Deadline()
     config = kubeconfig.load(invocation.kubeconfig, environ)

@@ -8,7 +8,12 @@ with the cluster information of ``rest/exec.go`` ``ConfigToExecCluster``:
 - The command runs with the plugin's environment plus the config's ``env`` and
   ``KUBERNETES_EXEC_INFO`` (an ExecCredential whose spec says ``interactive`` and,
   with ``provideClusterInfo``, the cluster). A command without a slash is looked up
-  on this process's PATH.
+  on this process's PATH as Go's ``os/exec.LookPath`` does (:func:`look_path`; a program
+  found through a relative PATH entry is refused, Go's ErrDot).
+- Before it runs, the user's kuberc credential plugin policy decides whether it may
+  (:func:`check_policy`, client-go's ``updateCommandAndCheckAllowlistLocked``; the policy is read
+  by :mod:`kubectl_aicr.kube.kuberc`): DenyAll refuses every plugin, Allowlist only the
+  commands it lists, compared as client-go compares them, with client-go's messages.
 - interactiveMode Never: not interactive; IfAvailable: interactive when standard
   input is a terminal; Always: an error unless it is one. Standard input is given to
   the plugin only when interactive; its standard error is the user's.
@@ -32,13 +37,14 @@ import json
 import os
 import re
 import selectors
-import shutil
 import signal
+import stat
 import subprocess
 import sys
 import time
 import unicodedata
 
+from . import kuberc
 from .. import helpers
 from ..errors import AuthError, TransportError, YAMLError
 from ..records import Record
@@ -138,15 +144,96 @@ def _environment(spec, info, environ):
 
 
 def _resolve(spec, environ):
-    """The program to run: the command itself when it has a slash, else its PATH entry (this process's PATH)."""
+    """The program to run: the command itself when it has a slash, else its PATH entry (this process's PATH,
+    :func:`look_path`); None when there is none (or only one found through a relative PATH entry)."""
     if "/" in spec.command:
         return spec.command if os.path.exists(spec.command) else None
-    path = (os.environ if environ is None else environ).get("PATH", os.defpath)
-    # Only absolute PATH entries: an empty entry or "." would run a program from the current folder,
-    # which Go's os/exec refuses (ErrDot) and so kubectl does.
-    absolute = os.pathsep.join(entry for entry in path.split(os.pathsep) if os.path.isabs(entry))
-    found = shutil.which(spec.command, path=absolute) if absolute else None
-    return os.path.abspath(found) if found else None
+    found, problem = look_path(spec.command, _path_value(environ))
+    return found if problem is None else None
+
+
+def _path_value(environ):
+    return (os.environ if environ is None else environ).get("PATH", "")  # Go: an unset PATH finds nothing
+
+
+def look_path(name, path_value):
+    """Go's ``os/exec.LookPath`` on Unix: ``(path, None)``, or ``(path_or_empty, problem)`` with Go's error text.
+
+    A name with a slash is itself, if it is an executable file. Else each entry of ``path_value`` (a
+    PATH value; an empty entry is ".") is tried in order, the first executable file wins; found
+    through a relative entry it is returned with Go's ErrDot problem, never silently run.
+    """
+    if "/" in name:
+        problem = _find_executable(name)
+        return (name, None) if problem is None else ("", "exec: %s: %s" % (kuberc.go_quote(name), problem))
+    for folder in path_value.split(os.pathsep) if path_value else ():
+        candidate = kuberc.go_join(folder or ".", name)
+        if _find_executable(candidate) is None:
+            if not candidate.startswith("/"):
+                return candidate, ("exec: %s: cannot run executable found relative to current directory"
+                                   % kuberc.go_quote(name))
+            return candidate, None
+    return "", "exec: %s: executable file not found in $PATH" % kuberc.go_quote(name)
+
+
+def _find_executable(path):
+    """None when ``path`` is an executable file (Go's ``findExecutable``: not a folder, executable for the
+    effective user), else Go's problem text."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError as exc:
+        reason = exc.strerror or str(exc)
+        return "stat %s: %s" % (path, reason[:1].lower() + reason[1:])
+    if stat.S_ISDIR(mode):
+        return "is a directory"
+    if os.access(path, os.X_OK, effective_ids=os.access in os.supports_effective_ids):
+        return None
+    return "permission denied"
+
+
+def check_policy(policy, command, environ=None):
+    """AuthError unless the kuberc ``policy`` (a kuberc.PluginPolicy) lets the exec plugin ``command`` run.
+
+    client-go ``exec.go``: ``""``/AllowAll let every plugin run, DenyAll none; Allowlist lets it run when
+    the command (cleaned, as client-go cleans it) or the path it resolves to is an entry as written, or
+    is the path an entry of the same base name resolves to (each by :func:`look_path` on this process's
+    PATH); a command that cannot be resolved is refused unless listed as written. The messages are
+    client-go's, with the kuberc file named.
+    """
+    cmd = kuberc.go_clean(command)
+    kind = policy.policy_type
+    if kind in ("", kuberc.ALLOW_ALL):
+        return
+    where = " (credentialPluginPolicy of kuberc %s)" % policy.source
+    if kind == kuberc.DENY_ALL:
+        raise AuthError("getting credentials: plugin %s not allowed: policy set to %s%s"
+                        % (kuberc.go_quote(cmd), kuberc.go_quote(kind), where))
+    if kind != kuberc.ALLOWLIST:
+        raise AuthError("getting credentials: unknown plugin policy %s%s" % (kuberc.go_quote(kind), where))
+    path_value = _path_value(environ)
+    listed = {entry for entry in policy.allowlist or () if entry}
+    cmd_path, problem = cmd, None
+    if kuberc.go_base(cmd) == cmd:  # exec.Command looks a bare name up at once
+        found, problem = look_path(cmd, path_value)
+        cmd_path = found or cmd
+    if cmd in listed or cmd_path in listed:
+        return
+    resolved = cmd_path
+    if cmd_path == cmd:
+        resolved, problem = look_path(cmd_path, path_value)
+        cmd_path = resolved or cmd_path
+    if problem is not None:
+        raise AuthError("getting credentials: plugin path %s cannot be resolved for credential plugin allowlist "
+                        "check: %s%s" % (kuberc.go_quote(cmd_path), problem, where))
+    hint = kuberc.go_base(cmd_path)
+    for entry in policy.allowlist or ():
+        if kuberc.go_base(entry) == hint:
+            found, trouble = look_path(entry, path_value)
+            if trouble is None and found:
+                listed.add(found)
+    if resolved not in listed:
+        raise AuthError("getting credentials: plugin path %s is not permitted by the credential plugin allowlist%s"
+                        % (kuberc.go_quote(cmd_path), where))
 
 
 def _not_found(spec):
@@ -156,14 +243,15 @@ def _not_found(spec):
     return AuthError(message)
 
 
-def run(spec, cluster, deadline, environ=None, stdin=None):
+def run(spec, cluster, deadline, environ=None, stdin=None, policy=None):
     """Run the exec plugin ``spec`` (a kubeconfig.ExecConfig) for ``cluster`` within ``deadline``; an ExecResult.
 
-    Raises AuthError with kubectl's words: not found (with the installHint), a failing
-    exit code, a wrong apiVersion, no status, no credential; TransportError when the
-    deadline passes.
+    ``policy``: the kuberc.PluginPolicy that must let it run (None: kuberc.NO_POLICY). Raises AuthError
+    with kubectl's words: refused by the policy, not found (with the installHint), a failing exit code,
+    a wrong apiVersion, no status, no credential; TransportError when the deadline passes.
     """
     interactive = is_interactive(spec.interactive_mode, stdin)
+    check_policy(policy or kuberc.NO_POLICY, spec.command, environ)  # as client-go: before anything runs
     program = _resolve(spec, environ)
     if program is None:
         raise _not_found(spec)
