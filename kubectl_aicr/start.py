@@ -6,7 +6,11 @@ interpreter's bytecode first on sys.path (this module is loaded from that byteco
   site-packages folder on sys.path, a sitecustomize or usercustomize module from outside the interpreter's
   own standard library), it runs itself again as ``python -I -S FILE ARGS`` (same interpreter, same
   process id, through exec): no PYTHONPATH, PYTHONHOME, PYTHONSTARTUP, PYTHONINSPECT, PYTHONUSERBASE, user or
-  system site-packages, *customize module or current folder in that run.
+  system site-packages, *customize module or current folder in that run. It fails closed: when that run
+  cannot start (no sys.executable, exec failing, or exec returning because start-up code replaced it) the
+  plugin refuses with one ``error:`` line, exit status 1 (:func:`refuse`), and never carries on in the
+  process that code shares. The isolated run is known by its flags (``-I`` and ``-S``, :func:`isolated`),
+  never by an environment variable the user could set.
 - A ``.pth`` file with an ``import`` line in a virtual environment's site-packages ran code at the
   interpreter's start: the run starts again isolated (a ``.pth`` that only adds folders does not, nor
   does a clean virtual environment; the interpreter's own site-packages belong to it as installed).
@@ -34,7 +38,8 @@ def _in_standard_library(path):
 
 def environment_reasons():
     """What, in this process's start, the user's Python environment could have changed (empty: nothing)."""
-    reasons = sorted(name for name in os.environ if name.startswith("PYTHON") and name not in HARMLESS)
+    reasons = [] if sys.flags.ignore_environment else sorted(
+        name for name in os.environ if name.startswith("PYTHON") and name not in HARMLESS)
     site = sys.modules.get("site")
     user_site = getattr(site, "USER_SITE", None) if getattr(site, "ENABLE_USER_SITE", False) else None
     if user_site and user_site in sys.path:
@@ -93,16 +98,56 @@ def _code_running_pth(site):
     return None
 
 
+def isolated():
+    """True in a run that nothing of the user's Python environment reached: started with ``-I`` (no PYTHON*
+    variable, no user site-packages, no current folder) and ``-S`` (no site module: no .pth file, no
+    *customize module). The run :func:`isolate` starts is one; ``-I`` alone is not (the site module still
+    ran the site-packages' .pth files and a sitecustomize there). No environment variable marks it: what
+    the environment says cannot skip the isolation."""
+    return bool(sys.flags.isolated and sys.flags.no_site)
+
+
 def isolate(archive):
-    """Run ``archive`` again under ``python -I -S`` when :func:`environment_reasons` gives any; returns only
-    when it does not (or exec is impossible here: then the run carries on as started)."""
-    if sys.flags.isolated or not sys.executable or not environment_reasons():
+    """Run ``archive`` again under ``python -I -S`` (exec: the same process) when :func:`environment_reasons`
+    gives any; returns only when it gives none or the run is :func:`isolated` already. Fails closed: when the
+    interpreter cannot be run again (no ``sys.executable``, exec failing, or exec returning, which the real
+    one never does: code of the user's start-up replaced it), the run ends with one ``error:`` line and exit
+    status 1 (:func:`refuse`) and never carries on where that code runs."""
+    if isolated():
         return
+    reasons = environment_reasons()
+    if not reasons:
+        return
+    executable = sys.executable
+    if not executable:
+        refuse(reasons, "the path of this Python interpreter is unknown (sys.executable is empty)", archive)
     utf8 = ["-X", "utf8=%d" % sys.flags.utf8_mode] if os.environ.get("PYTHONUTF8") else []
     try:
-        os.execv(sys.executable, [sys.executable, "-I", "-S"] + utf8 + [archive] + sys.argv[1:])
-    except OSError:  # cannot run the interpreter again (no exec here): carry on as started
-        pass
+        os.execv(executable, [executable, "-I", "-S"] + utf8 + [archive] + sys.argv[1:])
+    except KeyboardInterrupt:
+        refuse(reasons, "interrupted", archive, 130)
+    except BaseException as exc:  # OSError from exec, or anything start-up code put in its place
+        refuse(reasons, "cannot run %s again: %s" % (executable, getattr(exc, "strerror", None) or exc), archive)
+    refuse(reasons, "exec of %s returned (something at the interpreter's start replaced os.execv)" % executable,
+           archive)
+
+
+def refuse(reasons, why, archive, status=1):
+    """End the run with one ``error:`` line naming ``reasons`` and ``why`` (and how to run ``archive``
+    isolated by hand) and exit ``status``; never returns: the plugin must not run in a process that the
+    user's start-up code shares."""
+    message = ("cannot leave your Python environment behind (%s): %s; nothing was run: remove those, or run "
+               "%s -I -S %s" % (", ".join(reasons), why, sys.executable or "python3", archive))
+    try:
+        from .output import error
+        error(message)
+    except BaseException:  # the output module could not load in this process: still one line, escaped
+        try:
+            sys.stderr.write("error: %s\n" % ascii(message)[1:-1])
+        except BaseException:
+            pass
+    leave(status)
+    raise SystemExit(status)  # os._exit replaced too: still no carrying on
 
 
 def keep_stream_encoding():
