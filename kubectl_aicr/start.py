@@ -29,6 +29,13 @@ import sys
 HARMLESS = ("PYTHONUNBUFFERED", "PYTHONDONTWRITEBYTECODE", "PYTHONHASHSEED", "PYTHONNOUSERSITE", "PYTHONSAFEPATH",
             "PYTHONPYCACHEPREFIX", "PYTHONIOENCODING", "PYTHONUTF8")
 
+# What OpenSSL itself reads from the (C) environment when this process first loads it (ssl, hashlib): a
+# configuration file (OPENSSL_CONF, its relative includes from OPENSSL_CONF_INCLUDE), which can set the TLS
+# versions and ciphers and load engines and providers, native code, from OPENSSL_ENGINES and OPENSSL_MODULES
+# (OpenSSL 3.0 crypto/conf, crypto/engine, crypto/provider_core). Go's crypto/tls, under kubectl, reads none
+# of them: hidden from the plugin's OpenSSL (hide_openssl_environment), kept for its exec plugins.
+OPENSSL_ENVIRONMENT = ("OPENSSL_CONF", "OPENSSL_CONF_INCLUDE", "OPENSSL_ENGINES", "OPENSSL_MODULES")
+
 
 def _in_standard_library(path):
     """True when the file ``path`` sits in the interpreter's standard library folder (where ``os`` is)."""
@@ -48,6 +55,8 @@ def environment_reasons():
     pth = _code_running_pth(site)
     if pth:
         reasons.append(pth)
+    if "_ssl" in sys.modules or "_hashlib" in sys.modules:  # OpenSSL loaded at start: it read them then
+        reasons += [name for name in OPENSSL_ENVIRONMENT if name in os.environ]
     return reasons
 
 
@@ -164,6 +173,16 @@ def keep_stream_encoding():
             pass
 
 
+def hide_openssl_environment():
+    """Unset :data:`OPENSSL_ENVIRONMENT` in the C environment, the one OpenSSL reads, before anything of this
+    process loads OpenSSL: the plugin's TLS is what kubectl's is, whatever those say, and no configuration
+    file loads native code into it. ``os.environ`` keeps them (``os.unsetenv`` leaves it as it is), so an exec
+    credential plugin still gets them, as kubectl passes its whole environment (client-go ``exec.go``)."""
+    for name in OPENSSL_ENVIRONMENT:
+        if name in os.environ:
+            os.unsetenv(name)
+
+
 def run(archive):
     """Start the plugin from the built file ``archive`` (None when run from the source): isolate, then
     :func:`kubectl_aicr.main.main`; never returns (from the built file :func:`leave`, else SystemExit, with
@@ -171,6 +190,7 @@ def run(archive):
     if archive:
         isolate(sys.argv[0] if os.path.exists(sys.argv[0]) else archive)
         keep_stream_encoding()
+    hide_openssl_environment()
     try:
         from .main import main
     except KeyboardInterrupt:  # Ctrl-C while the modules load: the same line as later on
