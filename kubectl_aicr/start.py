@@ -8,7 +8,7 @@ interpreter's bytecode first on sys.path (this module is loaded from that byteco
   process id, through exec): no PYTHONPATH, PYTHONHOME, PYTHONSTARTUP, PYTHONINSPECT, PYTHONUSERBASE, user or
   system site-packages, *customize module or current folder in that run. It fails closed: when that run
   cannot start (no sys.executable, exec failing, or exec returning because start-up code replaced it) the
-  plugin refuses with one ``error:`` line, exit status 1 (:func:`refuse`), and never carries on in the
+  plugin refuses with one ``error:`` line, exit status 1 (:func:`_cannot`), and never carries on in the
   process that code shares. The isolated run is known by its flags (``-I`` and ``-S``, :func:`isolated`),
   never by an environment variable the user could set.
 - A ``.pth`` file with an ``import`` line in a virtual environment's site-packages ran code at the
@@ -121,7 +121,7 @@ def isolate(archive):
     gives any; returns only when it gives none or the run is :func:`isolated` already. Fails closed: when the
     interpreter cannot be run again (no ``sys.executable``, exec failing, or exec returning, which the real
     one never does: code of the user's start-up replaced it), the run ends with one ``error:`` line and exit
-    status 1 (:func:`refuse`) and never carries on where that code runs."""
+    status 1 (:func:`_cannot`) and never carries on where that code runs."""
     if isolated():
         return
     reasons = environment_reasons()
@@ -129,24 +129,27 @@ def isolate(archive):
         return
     executable = sys.executable
     if not executable:
-        refuse(reasons, "the path of this Python interpreter is unknown (sys.executable is empty)", archive)
+        _cannot(reasons, "the path of this Python interpreter is unknown (sys.executable is empty)", archive)
     utf8 = ["-X", "utf8=%d" % sys.flags.utf8_mode] if os.environ.get("PYTHONUTF8") else []
     try:
         os.execv(executable, [executable, "-I", "-S"] + utf8 + [archive] + sys.argv[1:])
-    except KeyboardInterrupt:
-        refuse(reasons, "interrupted", archive, 130)
+    except KeyboardInterrupt:  # Ctrl-C before the exec: the same line as later on
+        refuse("interrupted", 130)
     except BaseException as exc:  # OSError from exec, or anything start-up code put in its place
-        refuse(reasons, "cannot run %s again: %s" % (executable, getattr(exc, "strerror", None) or exc), archive)
-    refuse(reasons, "exec of %s returned (something at the interpreter's start replaced os.execv)" % executable,
-           archive)
+        _cannot(reasons, "cannot run %s again: %s" % (executable, getattr(exc, "strerror", None) or exc), archive)
+    _cannot(reasons, "exec of %s returned (something at the interpreter's start replaced os.execv)" % executable,
+            archive)
 
 
-def refuse(reasons, why, archive, status=1):
-    """End the run with one ``error:`` line naming ``reasons`` and ``why`` (and how to run ``archive``
-    isolated by hand) and exit ``status``; never returns: the plugin must not run in a process that the
-    user's start-up code shares."""
-    message = ("cannot leave your Python environment behind (%s): %s; nothing was run: remove those, or run "
-               "%s -I -S %s" % (", ".join(reasons), why, sys.executable or "python3", archive))
+def _cannot(reasons, why, archive):
+    """:func:`refuse`: the isolated run of ``archive`` could not start, for ``why``; ``reasons`` asked for it."""
+    refuse("cannot leave your Python environment behind (%s): %s; nothing was run: remove those, or run %s -I -S %s"
+           % (", ".join(reasons), why, sys.executable or "python3", archive))
+
+
+def refuse(message, status=1):
+    """End the run with ``error: <message>`` (one line, escaped) and exit ``status``; never returns: the plugin
+    must not run in a process that the user's start-up code shares."""
     try:
         from .output import error
         error(message)
