@@ -25,9 +25,10 @@ import sys
 
 # Variables that neither run code, nor add a folder to sys.path, nor print (Docker images set the first two).
 # PYTHONIOENCODING and PYTHONUTF8 only choose the terminal's encoding; an isolated run keeps them
-# (keep_stream_encoding, -X utf8).
+# (keep_stream_encoding, -X utf8). Not PYTHONPYCACHEPREFIX: the standard library's bytecode is read from
+# there, and a .pyc stamped with its source's time and size runs in place of the module.
 HARMLESS = ("PYTHONUNBUFFERED", "PYTHONDONTWRITEBYTECODE", "PYTHONHASHSEED", "PYTHONNOUSERSITE", "PYTHONSAFEPATH",
-            "PYTHONPYCACHEPREFIX", "PYTHONIOENCODING", "PYTHONUTF8")
+            "PYTHONIOENCODING", "PYTHONUTF8")
 
 # What OpenSSL itself reads from the (C) environment when this process first loads it (ssl, hashlib): a
 # configuration file (OPENSSL_CONF, its relative includes from OPENSSL_CONF_INCLUDE), which can set the TLS

@@ -387,3 +387,37 @@ def test_a_run_under_dash_i_without_dash_s_is_not_the_isolated_run(plugin, api_s
     assert result.returncode == 0, result.stderr
     assert result.stdout.startswith("Name:")
     assert not noted.exists(), noted.read_bytes()[:300]
+
+
+CRAFT_PYC = r"""
+import importlib.util, json, marshal, os, sys
+source, noted = json.__file__, sys.argv[1]
+code = compile("open(%r, 'a').write('planted bytecode ran\\n')\n" % noted + open(source).read(), source, "exec")
+info = os.stat(source)
+target = importlib.util.cache_from_source(source)  # under PYTHONPYCACHEPREFIX
+os.makedirs(os.path.dirname(target), exist_ok=True)
+with open(target, "wb") as handle:  # a timestamp pyc claiming the real source's mtime and size (PEP 552 flags 0)
+    handle.write(importlib.util.MAGIC_NUMBER + (0).to_bytes(4, "little") +
+                 (int(info.st_mtime) & 0xFFFFFFFF).to_bytes(4, "little") +
+                 (info.st_size & 0xFFFFFFFF).to_bytes(4, "little") + marshal.dumps(code))
+"""
+
+
+def test_bytecode_planted_under_pythonpycacheprefix_never_runs(plugin, api_server, kubeconfig_for, tmp_path):
+    """PYTHONPYCACHEPREFIX is where the interpreter reads the standard library's cached bytecode from: a .pyc
+    there stamped with the source's time and size runs in place of the module. It is a reason to start again
+    isolated (-I ignores it), not a harmless variable."""
+    prefix, noted, home = tmp_path / "pycache", tmp_path / "noted", tmp_path / "home"
+    home.mkdir()
+    env = _environ(home, PYTHONPYCACHEPREFIX=str(prefix))
+    subprocess.run([_interpreter(), "-c", CRAFT_PYC, str(noted)], env=env, check=True)
+    subprocess.run([_interpreter(), "-c", "import json"], env=env, check=True)
+    assert noted.read_text() == "planted bytecode ran\n"  # the planted file is real: a plain start runs it
+    noted.unlink()
+    result = subprocess.run(plugin_command(plugin) + ["describe", api_server.fixture_name("awaiting-approval"),
+                                                      "--kubeconfig", kubeconfig_for()], env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
+                            universal_newlines=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith("Name:")
+    assert not noted.exists()
