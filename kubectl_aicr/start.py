@@ -6,7 +6,11 @@ interpreter's bytecode first on sys.path (this module is loaded from that byteco
   site-packages folder on sys.path, a sitecustomize or usercustomize module from outside the interpreter's
   own standard library), it runs itself again as ``python -I -S FILE ARGS`` (same interpreter, same
   process id, through exec): no PYTHONPATH, PYTHONHOME, PYTHONSTARTUP, PYTHONINSPECT, PYTHONUSERBASE, user or
-  system site-packages, *customize module or current folder in that run.
+  system site-packages, *customize module or current folder in that run. It fails closed: when that run
+  cannot start (no sys.executable, exec failing, or exec returning because start-up code replaced it) the
+  plugin refuses with one ``error:`` line, exit status 1 (:func:`_cannot`), and never carries on in the
+  process that code shares. The isolated run is known by its flags (``-I`` and ``-S``, :func:`isolated`),
+  never by an environment variable the user could set.
 - A ``.pth`` file with an ``import`` line in a virtual environment's site-packages ran code at the
   interpreter's start: the run starts again isolated (a ``.pth`` that only adds folders does not, nor
   does a clean virtual environment; the interpreter's own site-packages belong to it as installed).
@@ -21,9 +25,17 @@ import sys
 
 # Variables that neither run code, nor add a folder to sys.path, nor print (Docker images set the first two).
 # PYTHONIOENCODING and PYTHONUTF8 only choose the terminal's encoding; an isolated run keeps them
-# (keep_stream_encoding, -X utf8).
+# (keep_stream_encoding, -X utf8). Not PYTHONPYCACHEPREFIX: the standard library's bytecode is read from
+# there, and a .pyc stamped with its source's time and size runs in place of the module.
 HARMLESS = ("PYTHONUNBUFFERED", "PYTHONDONTWRITEBYTECODE", "PYTHONHASHSEED", "PYTHONNOUSERSITE", "PYTHONSAFEPATH",
-            "PYTHONPYCACHEPREFIX", "PYTHONIOENCODING", "PYTHONUTF8")
+            "PYTHONIOENCODING", "PYTHONUTF8")
+
+# What OpenSSL itself reads from the (C) environment when this process first loads it (ssl, hashlib): a
+# configuration file (OPENSSL_CONF, its relative includes from OPENSSL_CONF_INCLUDE), which can set the TLS
+# versions and ciphers and load engines and providers, native code, from OPENSSL_ENGINES and OPENSSL_MODULES
+# (OpenSSL 3.0 crypto/conf, crypto/engine, crypto/provider_core). Go's crypto/tls, under kubectl, reads none
+# of them: hidden from the plugin's OpenSSL (hide_openssl_environment), kept for its exec plugins.
+OPENSSL_ENVIRONMENT = ("OPENSSL_CONF", "OPENSSL_CONF_INCLUDE", "OPENSSL_ENGINES", "OPENSSL_MODULES")
 
 
 def _in_standard_library(path):
@@ -34,7 +46,8 @@ def _in_standard_library(path):
 
 def environment_reasons():
     """What, in this process's start, the user's Python environment could have changed (empty: nothing)."""
-    reasons = sorted(name for name in os.environ if name.startswith("PYTHON") and name not in HARMLESS)
+    reasons = [] if sys.flags.ignore_environment else sorted(
+        name for name in os.environ if name.startswith("PYTHON") and name not in HARMLESS)
     site = sys.modules.get("site")
     user_site = getattr(site, "USER_SITE", None) if getattr(site, "ENABLE_USER_SITE", False) else None
     if user_site and user_site in sys.path:
@@ -43,6 +56,8 @@ def environment_reasons():
     pth = _code_running_pth(site)
     if pth:
         reasons.append(pth)
+    if "_ssl" in sys.modules or "_hashlib" in sys.modules:  # OpenSSL loaded at start: it read them then
+        reasons += [name for name in OPENSSL_ENVIRONMENT if name in os.environ]
     return reasons
 
 
@@ -93,16 +108,59 @@ def _code_running_pth(site):
     return None
 
 
+def isolated():
+    """True in a run that nothing of the user's Python environment reached: started with ``-I`` (no PYTHON*
+    variable, no user site-packages, no current folder) and ``-S`` (no site module: no .pth file, no
+    *customize module). The run :func:`isolate` starts is one; ``-I`` alone is not (the site module still
+    ran the site-packages' .pth files and a sitecustomize there). No environment variable marks it: what
+    the environment says cannot skip the isolation."""
+    return bool(sys.flags.isolated and sys.flags.no_site)
+
+
 def isolate(archive):
-    """Run ``archive`` again under ``python -I -S`` when :func:`environment_reasons` gives any; returns only
-    when it does not (or exec is impossible here: then the run carries on as started)."""
-    if sys.flags.isolated or not sys.executable or not environment_reasons():
+    """Run ``archive`` again under ``python -I -S`` (exec: the same process) when :func:`environment_reasons`
+    gives any; returns only when it gives none or the run is :func:`isolated` already. Fails closed: when the
+    interpreter cannot be run again (no ``sys.executable``, exec failing, or exec returning, which the real
+    one never does: code of the user's start-up replaced it), the run ends with one ``error:`` line and exit
+    status 1 (:func:`_cannot`) and never carries on where that code runs."""
+    if isolated():
         return
+    reasons = environment_reasons()
+    if not reasons:
+        return
+    executable = sys.executable
+    if not executable:
+        _cannot(reasons, "the path of this Python interpreter is unknown (sys.executable is empty)", archive)
     utf8 = ["-X", "utf8=%d" % sys.flags.utf8_mode] if os.environ.get("PYTHONUTF8") else []
     try:
-        os.execv(sys.executable, [sys.executable, "-I", "-S"] + utf8 + [archive] + sys.argv[1:])
-    except OSError:  # cannot run the interpreter again (no exec here): carry on as started
-        pass
+        os.execv(executable, [executable, "-I", "-S"] + utf8 + [archive] + sys.argv[1:])
+    except KeyboardInterrupt:  # Ctrl-C before the exec: the same line as later on
+        refuse("interrupted", 130)
+    except BaseException as exc:  # OSError from exec, or anything start-up code put in its place
+        _cannot(reasons, "cannot run %s again: %s" % (executable, getattr(exc, "strerror", None) or exc), archive)
+    _cannot(reasons, "exec of %s returned (something at the interpreter's start replaced os.execv)" % executable,
+            archive)
+
+
+def _cannot(reasons, why, archive):
+    """:func:`refuse`: the isolated run of ``archive`` could not start, for ``why``; ``reasons`` asked for it."""
+    refuse("cannot leave your Python environment behind (%s): %s; nothing was run: remove those, or run %s -I -S %s"
+           % (", ".join(reasons), why, sys.executable or "python3", archive))
+
+
+def refuse(message, status=1):
+    """End the run with ``error: <message>`` (one line, escaped) and exit ``status``; never returns: the plugin
+    must not run in a process that the user's start-up code shares."""
+    try:
+        from .output import error
+        error(message)
+    except BaseException:  # the output module could not load in this process: still one line, escaped
+        try:
+            sys.stderr.write("error: %s\n" % ascii(message)[1:-1])
+        except BaseException:
+            pass
+    leave(status)
+    raise SystemExit(status)  # os._exit replaced too: still no carrying on
 
 
 def keep_stream_encoding():
@@ -119,6 +177,16 @@ def keep_stream_encoding():
             pass
 
 
+def hide_openssl_environment():
+    """Unset :data:`OPENSSL_ENVIRONMENT` in the C environment, the one OpenSSL reads, before anything of this
+    process loads OpenSSL: the plugin's TLS is what kubectl's is, whatever those say, and no configuration
+    file loads native code into it. ``os.environ`` keeps them (``os.unsetenv`` leaves it as it is), so an exec
+    credential plugin still gets them, as kubectl passes its whole environment (client-go ``exec.go``)."""
+    for name in OPENSSL_ENVIRONMENT:
+        if name in os.environ:
+            os.unsetenv(name)
+
+
 def run(archive):
     """Start the plugin from the built file ``archive`` (None when run from the source): isolate, then
     :func:`kubectl_aicr.main.main`; never returns (from the built file :func:`leave`, else SystemExit, with
@@ -126,6 +194,7 @@ def run(archive):
     if archive:
         isolate(sys.argv[0] if os.path.exists(sys.argv[0]) else archive)
         keep_stream_encoding()
+    hide_openssl_environment()
     try:
         from .main import main
     except KeyboardInterrupt:  # Ctrl-C while the modules load: the same line as later on

@@ -108,7 +108,8 @@ def test_the_kubernetes_side_imports_nothing_of_the_aicr_side_or_the_commands():
 
 def test_the_network_leaf_and_the_proxy_rules_import_nothing_above_them():
     graph = _graph()
-    assert graph[PACKAGE + ".kube.proxy_rules"] <= {PACKAGE + ".errors", PACKAGE + ".records"}
+    assert graph[PACKAGE + ".kube.proxy_rules"] <= {PACKAGE + ".errors", PACKAGE + ".records", PACKAGE + ".kube.redact"}
+    assert graph[PACKAGE + ".kube.redact"] == set()  # the one URL redactor: a leaf
     assert graph[PACKAGE + ".kube.net"] <= {PACKAGE + ".errors", PACKAGE + ".kube.proxy_rules"}
 
 

@@ -175,16 +175,16 @@ def hostile(tmp_path):
     folder.mkdir()
     noted = tmp_path / "noted"
     spy = "open(%r, 'a').write('%%s ran\\n' %% __name__)\n" % str(noted)
-    wrap = ("import builtins, sys\n_import = builtins.__import__\n"  # patches http.client once anything loads it
+    wrap = ("import builtins, sys\n_import = builtins.__import__\n"  # notes every request the plugin sends
             "def _spy(*args, **kwargs):\n"
             "    module = _import(*args, **kwargs)\n"
-            "    client = sys.modules.get('http.client')\n"
-            "    if hasattr(client, 'HTTPConnection') and not getattr(client, 'spied', False):\n"
-            "        client.spied, put = True, client.HTTPConnection.putheader\n"
-            "        def putheader(self, name, *values):\n"
-            "            open(%r, 'a').write('header %%s %%r\\n' %% (name, values))\n"
-            "            return put(self, name, *values)\n"
-            "        client.HTTPConnection.putheader = putheader\n"
+            "    http1 = sys.modules.get('kubectl_aicr.kube.http1')\n"
+            "    if hasattr(http1, 'request_bytes') and not getattr(http1, 'spied', False):\n"
+            "        http1.spied, real = True, http1.request_bytes\n"
+            "        def request_bytes(*a, **k):\n"
+            "            open(%r, 'a').write('header %%r\\n' %% (a,))\n"
+            "            return real(*a, **k)\n"
+            "        http1.request_bytes = request_bytes\n"
             "    return module\n"
             "builtins.__import__ = _spy\n" % str(noted))
     for name in ("json", "ssl", "base64", "hashlib", "socket", "argparse"):
@@ -303,3 +303,121 @@ def test_the_whole_output_arrives_though_the_plugin_ends_with_os_exit(run, api_s
     assert result.stdout.splitlines()[-1].startswith("Decide on exactly this:"), result.stdout[-300:]
     failed = run("describe", "absent-rollout", kubeconfig=kubeconfig_for())
     assert failed.returncode == 1 and failed.stderr.startswith("error: ") and failed.stderr.endswith("\n")
+
+
+# Code that runs at the interpreter's start (here an `encodings` package on PYTHONPATH, which every CPython
+# imports from sys.path at start, before site) spies on every request the plugin sends and then breaks the
+# isolated re-run in one way each. The plugin must refuse with one line, never carry on beside it.
+SABOTAGE = {
+    "exec-raises": "_os.execv = _fail",
+    "exec-raises-other": "def _other(*a):\n    raise RuntimeError('no')\n_os.execv = _other",
+    "exec-returns": "_os.execv = lambda *a: None",
+    "no-executable": "_sys.executable = ''",
+}
+SPY = r"""
+import builtins as _b, os as _os, sys as _sys
+def _fail(*a):
+    raise OSError(1, 'Operation not permitted')
+_import = _b.__import__
+def _spy(*args, **kwargs):
+    module = _import(*args, **kwargs)
+    http1 = _sys.modules.get('kubectl_aicr.kube.http1')
+    if hasattr(http1, 'request_bytes') and not getattr(http1, 'spied', False):
+        http1.spied, real = True, http1.request_bytes
+        def request_bytes(*a, **k):
+            data = real(*a, **k)
+            open(%r, 'ab').write(data)
+            return data
+        http1.request_bytes = request_bytes
+    return module
+_b.__import__ = _spy
+"""
+
+
+def _shadowed_encodings(folder, noted, sabotage):
+    """A copy of the interpreter's ``encodings`` package in ``folder`` that runs SPY and ``sabotage`` first."""
+    stdlib = subprocess.run([_interpreter(), "-I", "-S", "-c", "import encodings, os; "
+                             "print(os.path.dirname(encodings.__file__))"], stdout=subprocess.PIPE,
+                            universal_newlines=True, check=True).stdout.strip()
+    import shutil
+    shutil.copytree(stdlib, str(folder / "encodings"), ignore=shutil.ignore_patterns("__pycache__"))
+    init = folder / "encodings" / "__init__.py"
+    init.write_text(SPY % str(noted) + sabotage + "\n" + init.read_text())
+
+
+@pytest.mark.parametrize("sabotage", sorted(SABOTAGE))
+def test_a_rerun_that_cannot_start_is_refused_not_run_beside_the_start_up_code(plugin, api_server,
+                                                                              kubeconfig_for, tmp_path, sabotage):
+    folder, noted = tmp_path / "hostile", tmp_path / "noted"
+    folder.mkdir()
+    _shadowed_encodings(folder, noted, SABOTAGE[sabotage])
+    home = tmp_path / "home"
+    home.mkdir()
+    result = subprocess.run(plugin_command(plugin) + ["describe", api_server.fixture_name("awaiting-approval"),
+                                                      "--kubeconfig", kubeconfig_for()],
+                            env=_environ(home, PYTHONPATH=str(folder)), stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, universal_newlines=True, timeout=60)
+    assert not noted.exists(), noted.read_bytes()[:300]  # no request, no token, went past that code
+    assert result.returncode == 1, (result.returncode, result.stderr)
+    assert result.stdout == ""
+    lines = result.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: cannot leave your Python environment behind "
+                                                   "(PYTHONPATH): "), result.stderr
+    assert "-I -S " in lines[0] and "nothing was run" in lines[0]
+
+
+def test_a_run_under_dash_i_without_dash_s_is_not_the_isolated_run(plugin, api_server, kubeconfig_for, tmp_path):
+    """``python -I`` still runs the site module: a virtual environment's .pth import line and its sitecustomize
+    ran. Only -I with -S is the isolated run; this one starts again as that."""
+    venv = tmp_path / "venv"
+    subprocess.run([_interpreter(), "-m", "venv", "--without-pip", str(venv)], check=True)
+    packages = subprocess.run([str(venv / "bin" / "python"), "-c", "import sysconfig; print(sysconfig.get_path("
+                               "'purelib'))"], stdout=subprocess.PIPE, universal_newlines=True, check=True).stdout
+    noted = tmp_path / "noted"
+    with open(os.path.join(packages.strip(), "spy.py"), "w") as handle:
+        handle.write(SPY % str(noted))
+    with open(os.path.join(packages.strip(), "spy.pth"), "w") as handle:
+        handle.write("import spy\n")
+    home = tmp_path / "home"
+    home.mkdir()
+    result = subprocess.run([str(venv / "bin" / "python"), "-I", plugin, "describe",
+                             api_server.fixture_name("awaiting-approval"), "--kubeconfig", kubeconfig_for()],
+                            env=_environ(home), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            stdin=subprocess.DEVNULL, universal_newlines=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith("Name:")
+    assert not noted.exists(), noted.read_bytes()[:300]
+
+
+CRAFT_PYC = r"""
+import importlib.util, json, marshal, os, sys
+source, noted = json.__file__, sys.argv[1]
+code = compile("open(%r, 'a').write('planted bytecode ran\\n')\n" % noted + open(source).read(), source, "exec")
+info = os.stat(source)
+target = importlib.util.cache_from_source(source)  # under PYTHONPYCACHEPREFIX
+os.makedirs(os.path.dirname(target), exist_ok=True)
+with open(target, "wb") as handle:  # a timestamp pyc claiming the real source's mtime and size (PEP 552 flags 0)
+    handle.write(importlib.util.MAGIC_NUMBER + (0).to_bytes(4, "little") +
+                 (int(info.st_mtime) & 0xFFFFFFFF).to_bytes(4, "little") +
+                 (info.st_size & 0xFFFFFFFF).to_bytes(4, "little") + marshal.dumps(code))
+"""
+
+
+def test_bytecode_planted_under_pythonpycacheprefix_never_runs(plugin, api_server, kubeconfig_for, tmp_path):
+    """PYTHONPYCACHEPREFIX is where the interpreter reads the standard library's cached bytecode from: a .pyc
+    there stamped with the source's time and size runs in place of the module. It is a reason to start again
+    isolated (-I ignores it), not a harmless variable."""
+    prefix, noted, home = tmp_path / "pycache", tmp_path / "noted", tmp_path / "home"
+    home.mkdir()
+    env = _environ(home, PYTHONPYCACHEPREFIX=str(prefix))
+    subprocess.run([_interpreter(), "-c", CRAFT_PYC, str(noted)], env=env, check=True)
+    subprocess.run([_interpreter(), "-c", "import json"], env=env, check=True)
+    assert noted.read_text() == "planted bytecode ran\n"  # the planted file is real: a plain start runs it
+    noted.unlink()
+    result = subprocess.run(plugin_command(plugin) + ["describe", api_server.fixture_name("awaiting-approval"),
+                                                      "--kubeconfig", kubeconfig_for()], env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
+                            universal_newlines=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith("Name:")
+    assert not noted.exists()

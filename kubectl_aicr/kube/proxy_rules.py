@@ -25,6 +25,7 @@ import ipaddress
 import re
 from urllib.parse import unquote, urlsplit
 
+from .redact import url as redacted_url
 from ..errors import ConfigError
 from ..records import Record
 
@@ -55,19 +56,13 @@ def _split(text, origin):
         parts = urlsplit(text)
         port = parts.port
     except ValueError:
-        raise ConfigError("%s: could not parse %s" % (origin, _redacted(text))) from None
+        raise ConfigError("%s: could not parse %s" % (origin, redacted_url(text))) from None
     if not parts.hostname:
-        raise ConfigError("%s: %s has no host" % (origin, _redacted(text)))
+        raise ConfigError("%s: %s has no host" % (origin, redacted_url(text)))
     scheme = parts.scheme.lower()
     return Proxy(scheme, parts.hostname, port or _DEFAULT_PORTS.get(scheme, 80),
                  unquote(parts.username) if parts.username is not None else None,
                  unquote(parts.password) if parts.password is not None else None, origin)
-
-
-def _redacted(text):
-    """The URL with any password in its user info replaced by ``xxxxx`` (as Go's url.Redacted does)."""
-    # Up to the LAST "@": a password may itself hold "/" or "@", and none of it is ever shown.
-    return re.sub(r"^([A-Za-z][A-Za-z0-9+.-]*://).*@", r"\1xxxxx@", text, flags=re.S)
 
 
 def parse_proxy_url(text, cluster_name):
@@ -76,10 +71,10 @@ def parse_proxy_url(text, cluster_name):
     match = re.match(_SCHEME, text)
     if not match:
         raise ConfigError("invalid 'proxy-url' %s for cluster %r: could not parse: %s; write it as "
-                          "http://host:port" % (_redacted(text), cluster_name, _redacted(text)))
+                          "http://host:port" % (redacted_url(text), cluster_name, redacted_url(text)))
     if match.group(1).lower() not in ("http", "https", "socks5"):
         raise ConfigError("invalid 'proxy-url' %s for cluster %r: unsupported scheme %r, must be http, https, "
-                          "or socks5" % (_redacted(text), cluster_name, match.group(1)))
+                          "or socks5" % (redacted_url(text), cluster_name, match.group(1)))
     return _split(text, origin)
 
 
@@ -90,7 +85,7 @@ def _environment_proxy(name, value):
         value = "http://" + value
     proxy = _split(value, name)
     if not re.match(_SCHEME, value) or proxy.scheme not in _DEFAULT_PORTS:
-        raise ConfigError("%s=%s is not a proxy URL kubectl-aicr can use" % (name, _redacted(value)))
+        raise ConfigError("%s=%s is not a proxy URL kubectl-aicr can use" % (name, redacted_url(value)))
     return proxy
 
 

@@ -44,7 +44,7 @@ import ssl
 import time
 
 from .. import __version__, helpers
-from . import auth, http1, net
+from . import auth, http1, net, redact
 from ..errors import ApiError, AuthError, ConfigError, TransportError
 from ..records import Record
 
@@ -116,27 +116,27 @@ class ServerURL:
 
     def __init__(self, text):
         self.text = text
-        shown = re.sub(r"//.*@", "//xxxxx@", text, flags=re.S)  # never a password in a message, even one holding / or @
+        self.shown = shown = redact.url(text)  # what every message shows: never a password
         try:
             parts = split_url(text)
         except ValueError as exc:
-            raise ConfigError("server %r is not a valid URL (%s)" % (shown, exc)) from None
+            raise ConfigError("server %r is not a valid URL (%s)" % (shown, _why(exc))) from None
         if "@" in parts.netloc:
             raise ConfigError("server %r must not carry a user name or password in its URL" % shown)
         netloc_host = parts.netloc
         if netloc_host.count(":") > 1 and not netloc_host.startswith("["):
             raise ConfigError('host must be a URL or a host:port pair: "%s" (an IPv6 address must be in brackets, '
-                              "e.g. https://[::1]:6443)" % text)
-        self._check_scheme(text, parts.scheme)
+                              "e.g. https://[::1]:6443)" % shown)
+        self._check_scheme(text, shown, parts.scheme)
         try:
             port = parts.port
         except ValueError as exc:
-            raise ConfigError("server %r is not a valid URL (%s)" % (text, exc)) from None
+            raise ConfigError("server %r is not a valid URL (%s)" % (shown, _why(exc))) from None
         host = parts.hostname or ""
         if not host:
-            raise ConfigError("server %r has no host" % text)
+            raise ConfigError("server %r has no host" % shown)
         if parts.query or parts.fragment:
-            raise ConfigError("server %r must not have a query or fragment" % text)
+            raise ConfigError("server %r must not have a query or fragment" % shown)
         self.host = _as_written(parts.netloc, host)
         self.port = port or 443
         # The Host header Go sends: the URL's host[:port] as written (net/http Request.write), zone removed.
@@ -145,19 +145,27 @@ class ServerURL:
         self.prefix = "" if prefix in ("/", ".", "//") else prefix.rstrip("/")
 
     @staticmethod
-    def _check_scheme(text, scheme):
+    def _check_scheme(text, shown, scheme):
+        """ConfigError unless ``scheme`` (of the URL ``text``, ``shown`` in messages) is https."""
         if scheme == "https":
             return
         if scheme == "http":
             raise ConfigError("server %r is not an https:// URL: kubectl would send its requests unencrypted and "
-                              "without credentials; kubectl-aicr only talks HTTPS" % text)
+                              "without credentials; kubectl-aicr only talks HTTPS" % shown)
         if not scheme or "://" not in text:
             raise ConfigError("server %r has no https:// scheme: kubectl would talk plain HTTP to it, without "
-                              "credentials; write it as https://%s" % (text, text))
-        raise ConfigError("server %r is not an https:// URL" % text)
+                              "credentials; write it as https://%s" % (shown, shown))
+        raise ConfigError("server %r is not an https:// URL" % shown)
 
     def __str__(self):
-        return self.text
+        return self.shown
+
+
+def _why(exc):
+    """What urlsplit found wrong in a server URL, in words of our own: its message quotes a piece of the
+    URL (a port, a netloc), which may be a piece of a password."""
+    text = str(exc)
+    return "invalid port" if "Port" in text else "invalid IPv6 address" if "IPv6" in text else "malformed"
 
 
 _PLAIN_HOST = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-")
@@ -573,7 +581,7 @@ class Client:
         self.sent += 1
 
     def _transport_error(self, exc):
-        server = self.server.text
+        server = self.server.shown
         via = " through proxy %s" % self.proxy.display() if self.proxy is not None else ""
         if isinstance(exc, TransportError):
             return exc
