@@ -387,8 +387,9 @@ def test_an_answer_about_something_else_is_not_success(run, api_server, kubeconf
     monkeypatch.setattr(api_server, "_patch", wrong)
     name = api_server.fixture_name(interpositions.TARGETS[command])
     result = run(command, name, *ARGS[command], kubeconfig=kubeconfig_for(ALICE))
-    assert result.returncode == 1
+    assert result.returncode == 4  # UnknownOutcome: the server stored something; never reported as not stored
     assert "answered the write of rollout %s with something other than what was written" % name in result.stderr
+    assert "the write may have been recorded; check with kubectl aicr describe %s" % name in result.stderr
     assert result.stdout == ""
 
 

@@ -363,3 +363,23 @@ def test_allow_clock_skew_takes_go_booleans(run, api_server, kubeconfig_for):
     result = run("approve", api_server.fixture_name("awaiting-approval"), "--reason", "r", "--allow-clock-skew=maybe",
                  kubeconfig=kubeconfig_for(ALICE))
     assert result.returncode == 2 and 'invalid argument "maybe"' in result.stderr and api_server.requests == []
+
+
+@pytest.mark.parametrize("entry", ["nvsentinel", {"release": ["nvsentinel"], "user": BOB,
+                                                  "time": "2026-11-30T10:00:00Z"}], ids=["a-string", "release-a-list"])
+@pytest.mark.parametrize("release", [(), ("--release=nvsentinel",)], ids=["plain", "named"])
+def test_acknowledge_refuses_while_an_acknowledgement_cannot_be_read(run, api_server, kubeconfig_for, entry,
+                                                                     release):
+    """An acknowledgement entry that cannot be read may already acknowledge the release awaited: acknowledge
+    (with or without --release) refuses rather than record it twice, and describe offers no line."""
+    def edit(obj):
+        obj["spec"]["acknowledgements"] = [copy.deepcopy(entry)]
+    name = _put_variant(api_server, "awaiting-acknowledgement", edit)
+    before = api_server.get_object("RuntimeRollout", name)
+    result = run("acknowledge", name, *release, kubeconfig=kubeconfig_for(ALICE))
+    assert result.returncode == 1, result.stderr
+    error = _one_error(result)
+    assert "an acknowledgement it records cannot be read" in error and "nvsentinel" in error, error
+    assert _patches(api_server) == []
+    assert api_server.get_object("RuntimeRollout", name) == before
+    assert _offered(before) == []

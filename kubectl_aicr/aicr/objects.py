@@ -400,6 +400,21 @@ def _within(where, invalid):
     return Invalid("%s.%s" % (where, invalid.path), invalid.found)
 
 
+def unreadable_acknowledgement(view):
+    """The first ``spec.acknowledgements`` entry (or its release) that cannot be read, an :class:`Invalid`; None
+    when every entry reads. Such an entry may already acknowledge the release awaited, so acknowledge refuses
+    while there is one (never recording a release twice)."""
+    acks = view.acknowledgements
+    if isinstance(acks, Invalid):
+        return acks
+    for ack in acks or ():
+        if isinstance(ack, Invalid):
+            return ack
+        if isinstance(ack.release, Invalid):
+            return ack.release
+    return None
+
+
 def unreadable_records(view, release=None):
     """The first :class:`Invalid` in the ``spec.transitionRecords`` a decision on recorded steps reads, its path
     in full (``spec.transitionRecords[1].steps[0].when``); None when all of it reads.

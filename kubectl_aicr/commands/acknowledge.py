@@ -89,6 +89,11 @@ def _awaited(rollout, named):
         if isinstance(ack, objects.Acknowledgement) and ack.release == release:
             raise RefusedError("release %s of rollout %s is already acknowledged by %s at %s" % (
                 release, rollout.name, output.or_none(ack.user), writes.shown_time(ack.time)))
+    unread = objects.unreadable_acknowledgement(rollout)  # it may already acknowledge this release
+    if unread is not None:
+        raise RefusedError("rollout %s: an acknowledgement it records cannot be read (%s), so whether %s is "
+                           "already acknowledged cannot be told; refusing to decide on a malformed rollout"
+                           % (rollout.name, unread, release))
     writes.refuse_unreadable(rollout, objects.unreadable_records(rollout, release),
                              "the recorded steps of %s" % release,
                              "acknowledging says its post-apply steps are done")

@@ -345,7 +345,8 @@ def binding_lines(rollout, verified=None, name=None, now=None):
         return []
     report_ok = rollout.assessment_digest is None or (verified is not None and not verified.problem)
     if rollout.awaits_acknowledgement and isinstance(rollout.awaiting_acknowledgement, str):
-        if objects.unreadable_records(rollout, rollout.awaiting_acknowledgement) is not None:
+        if objects.unreadable_records(rollout, rollout.awaiting_acknowledgement) is not None or \
+                objects.unreadable_acknowledgement(rollout) is not None:
             return []
         words, last = ["acknowledge", rollout.name, "--release=" + rollout.awaiting_acknowledgement], []
     elif rollout.awaits_approval and rollout.approval_required is True and report_ok and (

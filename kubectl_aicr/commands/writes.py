@@ -472,7 +472,8 @@ def _change_text(fact, old, new):
 def check_answer(stored, decision, expected):
     """The rollout the server answered the write with must be the one decided on: its name, and every pinned
     fact the write does not set as read; and hold ``expected`` ({JSON pointer: value}, what was written).
-    RefusedError otherwise (the write may have landed: the message says to look)."""
+    UnknownOutcome otherwise (exit 4): a 2xx answer says the server stored a write, but not this one as
+    sent, so it may have landed; the message says to look."""
     if decision.confirmed:  # read again and recognised by Decision.landed
         return
     written = set(expected)
@@ -481,8 +482,9 @@ def check_answer(stored, decision, expected):
     moved = [fact for fact in decision.changed_facts(stored) if fact in kept]
     if objects.pointer_value(stored, "/metadata/name") != name or moved or any(
             not objects.json_equal(objects.pointer_value(stored, pointer), value) for pointer, value in expected.items()):
-        raise RefusedError("the API server answered the write of rollout %s with something other than what was "
-                           "written; check with kubectl aicr describe %s" % (name, name))
+        raise UnknownOutcome("the API server answered the write of rollout %s with something other than what "
+                             "was written; the write may have been recorded; check with kubectl aicr describe %s"
+                             % (name, name))
 
 
 def show(heading, pairs, more=()):

@@ -102,7 +102,11 @@ class SecretFiles:
             return path
         if self.folder is None:
             import tempfile  # only where memory files are unavailable
-            self.folder = tempfile.mkdtemp(prefix="kubectl-aicr-")
+            try:
+                self.folder = tempfile.mkdtemp(prefix="kubectl-aicr-")
+            except OSError as exc:  # no usable TMPDIR; a relative one in a current folder that was deleted
+                raise AuthError("cannot make a private folder for the client certificate and key under %s: %s"
+                                % (os.environ.get("TMPDIR") or "the temporary folder", exc.strerror or exc)) from None
         path = os.path.join(self.folder, "%d-%s" % (next(self._names), name))
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         with os.fdopen(fd, "wb") as handle:
