@@ -420,6 +420,44 @@ def jwt(expiry):
                                                         "exp": int(expiry)}), "c2lnbmF0dXJl")
 
 
+def _oidc_with_exp(ctx, exp_json):
+    """A kubeconfig whose oidc auth-provider's id-token has the claim ``"exp": <exp_json>`` written as is."""
+    claims = '{"iss": "https://issuer.example.invalid", "sub": "bob", "exp": %s}' % exp_json
+    token = jwt(0).split(".")
+    token[1] = base64.urlsafe_b64encode(claims.encode()).decode().rstrip("=")
+    provider = {"name": "oidc", "config": {"idp-issuer-url": "https://127.0.0.1:1", "client-id": "aicr",
+                                           "id-token": ".".join(token), "refresh-token": "r-e-f"}}
+    return ctx.write("config", single(ctx, {"auth-provider": provider}))
+
+
+@case
+def oidc_id_token_exp_out_of_float_range(ctx):
+    return Case("", BOTH_REFUSE, kubeconfig_env=_oidc_with_exp(ctx, "1" + "0" * 400),
+                plugin_error=r"the oidc id-token of user u is not a valid JWT with an exp claim$",
+                kubectl_error=r"value out of range")
+
+
+@case
+def oidc_id_token_exp_overflowing_a_float(ctx):
+    return Case("", BOTH_REFUSE, kubeconfig_env=_oidc_with_exp(ctx, "1e400"),
+                plugin_error=r"the oidc id-token of user u is not a valid JWT with an exp claim$",
+                kubectl_error=r"value out of range")
+
+
+@case
+def oidc_id_token_exp_nan(ctx):
+    return Case("", BOTH_REFUSE, kubeconfig_env=_oidc_with_exp(ctx, "NaN"),
+                plugin_error=r"the oidc id-token of user u is not a valid JWT with an exp claim$",
+                kubectl_error=r"invalid character")
+
+
+@case
+def oidc_id_token_exp_before_year_one(ctx):
+    return Case("", BOTH_REFUSE, kubeconfig_env=_oidc_with_exp(ctx, str(-(1 << 62))),
+                plugin_error=r"oidc id-token of user u expired at 0*1-01-01T00:00:00Z",
+                kubectl_error=r"refused")
+
+
 @case
 def oidc_auth_provider_unexpired(ctx):
     provider = {"name": "oidc", "config": {"idp-issuer-url": "https://127.0.0.1:1", "client-id": "aicr",
@@ -738,6 +776,32 @@ def exec_plugin_prints_a_lone_surrogate_escape_in_its_token(ctx):
     output = '{"apiVersion": "client.authentication.k8s.io/v1", "kind": "ExecCredential", "status": {"token": "%s\\ud800"}}' \
              % ctx.token("bob@example.com")
     return Case("", SAME, kubeconfig_env=_exec_printing(ctx, output))
+
+
+LONG_NUMBER = "1" * 5000  # past Python's 4,300-digit limit on int("...")
+
+
+@case
+def exec_plugin_prints_json_with_a_number_of_5000_digits(ctx):
+    # An unknown field's number is only checked for syntax by Go's encoding/json: kubectl reads the credential.
+    output = ('{"apiVersion": "client.authentication.k8s.io/v1", "kind": "ExecCredential", "extra": %s, '
+              '"status": {"token": "%s", "n": -%s.5e3}}' % (LONG_NUMBER, ctx.token("bob@example.com"), LONG_NUMBER))
+    return Case("", SAME, kubeconfig_env=_exec_printing(ctx, output))
+
+
+@case
+def exec_plugin_prints_json_with_a_token_of_5000_digits(ctx):
+    output = '{"apiVersion": "client.authentication.k8s.io/v1", "kind": "ExecCredential", "status": {"token": %s}}' \
+             % LONG_NUMBER
+    return Case("", BOTH_REFUSE, kubeconfig_env=_exec_printing(ctx, output),
+                plugin_error=r"decoding stdout: status\.token must be a string$",
+                kubectl_error=r"cannot unmarshal number into Go struct field ExecCredentialStatus\.status\.token")
+
+
+@case
+def exec_plugin_prints_yaml_with_a_token_of_5000_digits(ctx):
+    # go-yaml v2 resolves a number out of every range as a string: kubectl sends it as the token.
+    return Case("", SAME, kubeconfig_env=_exec_printing(ctx, V1_CREDENTIAL + "status:\n  token: " + LONG_NUMBER))
 
 
 @case
