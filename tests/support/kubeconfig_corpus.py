@@ -51,6 +51,8 @@ PREFIX = "/k8s/clusters/c-m-4xq7w"
 NAMED_HOST = "api.example.invalid"
 NAMED_HOST_MIXED_CASE = "API.Example.INVALID"
 SNI_NAME = "kubernetes.default.svc"
+IDN_HOST, IDN_ASCII = "b\u00fccher.example", "xn--bcher-kva.example"  # and its IDNA ASCII form
+DOTS = ".."  # a name Go's crypto/x509 matches only exactly with a DNS SAN
 JURGEN, JURGEN_PASSWORD = "jürgen", "pässwörd£"
 
 
@@ -97,7 +99,8 @@ class Servers:
     machine's address; basic auth (user jürgen); also serves under :data:`PREFIX`.
     ``v6``: on ::1. ``sni``: a certificate for kubernetes.default.svc only. ``cn``: a
     certificate whose name is only in its CN. ``chain``: sends its certificate followed by its CA's
-    (the others send their certificate alone). The https proxy's certificate (127.0.0.1, localhost) is
+    (the others send their certificate alone). ``odd``: a certificate for 127.0.0.1, ``..`` and
+    xn--bcher-kva.example (the IDNA form of bücher.example) only. The https proxy's certificate (127.0.0.1, localhost) is
     signed by ``proxy_ca`` (file ``proxy_ca_file``), which no server uses. Plus an HTTP CONNECT and a SOCKS5 proxy that
     route api.example.invalid and this machine's address to ``special``.
     """
@@ -112,10 +115,13 @@ class Servers:
         self.sni = apiserver.APIServer(fixtures_dir=fixtures_dir, server_names=[SNI_NAME]).start()
         self.cn = apiserver.APIServer(fixtures_dir=fixtures_dir, server_names=["127.0.0.1"], cn_only=True).start()
         self.chain = send_chain(apiserver.APIServer(fixtures_dir=fixtures_dir)).start()
+        self.odd = with_raw_names(apiserver.APIServer(fixtures_dir=fixtures_dir), [DOTS, IDN_ASCII],
+                                  ["127.0.0.1"]).start()
         routes = {"%s:%d" % (name, self.special.port): ("127.0.0.1", self.special.port)
                   for name in (NAMED_HOST, NAMED_HOST_MIXED_CASE)}
         if self.host_ip:
             routes["%s:%d" % (self.host_ip, self.special.port)] = ("127.0.0.1", self.special.port)
+        routes["%s:%d" % (IDN_ASCII, self.odd.port)] = ("127.0.0.1", self.odd.port)
         self.http_proxy = TunnelProxy("http", routes).start()
         self.socks_proxy = TunnelProxy("socks5", routes).start()
         self.proxy_ca = certs.make_ca()
@@ -124,7 +130,8 @@ class Servers:
             self.proxy_ca, self.special.workdir, ("127.0.0.1", "localhost"), stem="proxy")).start()
 
     def all(self):
-        return {"special": self.special, "v6": self.v6, "sni": self.sni, "cn": self.cn, "chain": self.chain}
+        return {"special": self.special, "v6": self.v6, "sni": self.sni, "cn": self.cn, "chain": self.chain,
+                "odd": self.odd}
 
     def proxies(self):
         return {"http": self.http_proxy, "socks5": self.socks_proxy, "https": self.https_proxy}
@@ -146,6 +153,14 @@ def send_chain(server):
     """Make a not yet started APIServer send its certificate and then its CA's in the TLS handshake."""
     with open(server.server_cert.cert, "ab") as handle:
         handle.write(server.ca.cert_pem.bytes())
+    server._ssl_context = server._make_ssl_context()
+    return server
+
+
+def with_raw_names(server, dns_names, ip_addresses):
+    """Make a not yet started APIServer present a certificate for exactly these names (see
+    :func:`certs.write_raw_names_server_cert`)."""
+    server.server_cert = certs.write_raw_names_server_cert(server.ca, server.workdir, dns_names, ip_addresses)
     server._ssl_context = server._make_ssl_context()
     return server
 
@@ -944,6 +959,105 @@ def tls_server_name_for_an_ip_server(ctx):
     config = single(ctx, {"token": ctx.token("bob@example.com", "sni")}, server="sni",
                     **{"tls-server-name": SNI_NAME})
     return Case("", SAME, server="sni", kubeconfig_env=ctx.write("config", config))
+
+
+@case
+def server_port_of_5000_digits(ctx):
+    # Go's net.parsePort reads the leading zeros; Python's int() refuses a string of over 4,300 digits.
+    config = single(ctx, {"token": ctx.token("bob@example.com")})
+    config["clusters"][0]["cluster"]["server"] = "https://127.0.0.1:%05000d" % ctx.main.port
+    return Case("", SAME, kubeconfig_env=ctx.write("config", config))
+
+
+@case
+def proxy_url_port_of_5000_digits(ctx):
+    proxy = ctx.servers.http_proxy.url.rpartition(":")
+    config = single(ctx, {"token": ctx.token("bob@example.com")}, **{"proxy-url": "%s:%05000d" % (
+        proxy[0], int(proxy[2].strip("/")))})
+    return Case("", SAME, kubeconfig_env=ctx.write("config", config), proxy="http")
+
+
+# tls-server-name is used as written (Go never converts it): SNI by crypto/tls hostnameInSNI (no trailing dots;
+# none for an IP), verified by crypto/x509 VerifyHostname (a name that is not a valid host name matches a DNS
+# SAN only exactly). Names Python's ssl refuses as server_hostname once ended the plugin with exit 70.
+def _tls_server_name(ctx, name, server="main"):
+    return ctx.write("config", single(ctx, {"token": ctx.token("bob@example.com", server)}, server=server,
+                                      **{"tls-server-name": name}))
+
+
+def _name_refused(ctx, name):
+    return Case("", BOTH_REFUSE, kubeconfig_env=_tls_server_name(ctx, name),
+                plugin_error=r"is not trusted: x509: certificate is valid for localhost, not ",
+                kubectl_error=r"tls: |x509: ")
+
+
+@case
+def tls_server_name_nul(ctx):
+    return _name_refused(ctx, "\0")
+
+
+@case
+def tls_server_name_dot(ctx):
+    return _name_refused(ctx, ".")
+
+
+@case
+def tls_server_name_two_dots(ctx):
+    return _name_refused(ctx, "..")
+
+
+@case
+def tls_server_name_ideographic_full_stop(ctx):
+    return _name_refused(ctx, "\u3002")
+
+
+@case
+def tls_server_name_zero_width_space(ctx):
+    return _name_refused(ctx, "\u200b")
+
+
+@case
+def tls_server_name_dot_without_verification(ctx):
+    # Nothing is verified: kubectl connects (SNI: none, "." without its dot), and so must the plugin.
+    config = single(ctx, {"token": ctx.token("bob@example.com")}, **{
+        "tls-server-name": ".", "insecure-skip-tls-verify": True, "certificate-authority-data": None})
+    return Case("", SAME, kubeconfig_env=ctx.write("config", config))
+
+
+@case
+def tls_server_name_with_a_trailing_dot(ctx):
+    # kubectl sends SNI "localhost" and verifies "localhost." as "localhost".
+    return Case("", SAME, kubeconfig_env=_tls_server_name(ctx, "localhost."))
+
+
+@case
+def tls_server_name_matched_only_exactly(ctx):
+    return Case("", SAME, server="odd", kubeconfig_env=_tls_server_name(ctx, DOTS, "odd"))
+
+
+@case
+def tls_server_name_internationalized_is_not_converted(ctx):
+    # The certificate is for the name's IDNA form: kubectl compares the name as written, and refuses.
+    return Case("", BOTH_REFUSE, server="odd", kubeconfig_env=_tls_server_name(ctx, IDN_HOST, "odd"),
+                plugin_error=r"is not trusted: x509: certificate is valid for \.\., xn--bcher-kva\.example, not "
+                             r"b\u00fccher\.example", kubectl_error=r"tls: ")
+
+
+@case
+def server_host_internationalized_goes_out_in_its_idna_form(ctx):
+    # net/http dials, CONNECTs to, names in TLS and sends as Host the host's IDNA ASCII form.
+    config = single(ctx, {"token": ctx.token("bob@example.com", "odd")}, server="odd")
+    config["clusters"][0]["cluster"]["server"] = "https://%s:%d" % (IDN_HOST, ctx.servers.odd.port)
+    return Case("", SAME, server="odd", kubeconfig_env=ctx.write("config", config), proxy="http",
+                env={"HTTPS_PROXY": ctx.servers.http_proxy.url})
+
+
+@case
+def server_host_without_an_idna_form(ctx):
+    config = single(ctx, {"token": ctx.token("bob@example.com")})
+    config["clusters"][0]["cluster"]["server"] = "https://\u3002:%d" % ctx.main.port
+    return Case("", BOTH_REFUSE, kubeconfig_env=ctx.write("config", config),
+                plugin_error=r"its host has no IDNA \(ASCII\) form", kubectl_error=r"lookup \.|no such host")
 
 
 @case
