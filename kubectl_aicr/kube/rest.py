@@ -22,7 +22,8 @@
   plugin's credential is renewed at its expiry, and once after a 401 answer, the
   request is sent again with the new one (kubectl renews after a 401 too, but leaves
   the failed request failed).
-- Responses are read up to ``MAX_RESPONSE_BYTES``; redirects are never followed.
+- Responses are read up to ``MAX_RESPONSE_BYTES`` (a longer one is :class:`ResponseTooLarge`, which a
+  list pages around); redirects are never followed.
 - An error answer becomes :class:`~kubectl_aicr.errors.ApiError` whose text is
   the Kubernetes ``Status`` message, as kubectl prints it (k8s.io/apimachinery
   ``pkg/api/errors``); a failure to connect becomes one
@@ -50,6 +51,11 @@ from ..records import Record
 DEADLINE_SECONDS = 30.0
 MAX_RESPONSE_BYTES = 16 * 1024 * 1024  # an object is at most ~1.5 MiB in etcd; lists of plans stay well under
 USER_AGENT = "kubectl-aicr/%s" % __version__
+
+
+class ResponseTooLarge(TransportError):
+    """An answer over :data:`MAX_RESPONSE_BYTES` (refused unread, the connection closed): a caller that can
+    ask for less (a list's ``limit``) may ask again."""
 
 
 class Impersonation(Record):
@@ -549,8 +555,8 @@ class Client:
                                                    self.deadline.remaining())
             except http1.BodyTooLarge:
                 self.close()
-                raise TransportError("server %s sent a response over the %d-byte limit"
-                                     % (self.server, MAX_RESPONSE_BYTES)) from None
+                raise ResponseTooLarge("server %s sent a response over the %d-byte limit"
+                                       % (self.server, MAX_RESPONSE_BYTES)) from None
             except (OSError, http1.ProtocolError) as exc:
                 self.close()
                 raise self._transport_error(exc) from None
