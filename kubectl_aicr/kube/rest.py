@@ -3,15 +3,16 @@
 - The server URL is an ``https://`` URL; its host is used as written (upper-case letters kept) for the TLS
   server name, the ``Host`` header (``host[:port]`` exactly as in the URL) and a proxy's CONNECT, as Go's
   net/http sends them (an internationalized host in its IDNA ASCII form, a port's leading zeros read); a
-  path prefix (``https://host/k8s/clusters/c-x``, Rancher) is kept in front of every request path, as client-go's ``path.Join`` keeps
-  it; an IPv6 address is in brackets. kubectl would talk plain HTTP, without
+  path prefix (``https://host/k8s/clusters/c-x``, Rancher) is kept in front of every request path, as
+  client-go's ``path.Join`` keeps it; an IPv6 address is in brackets. kubectl would talk plain HTTP, without
   credentials, to an ``http://`` or scheme-less server: the plugin refuses those.
 - TLS 1.2 or newer (client-go's MinVersion); the server certificate is verified
   against the cluster's CA (only it, when one is given) or the system's CAs, unless
   the kubeconfig sets ``insecure-skip-tls-verify`` (refused together with a CA, as
   ``transport/transport.go`` ``TLSConfigFor`` refuses it); ``tls-server-name`` is used
-  for SNI and for verification as Go uses it (:class:`kubectl_aicr.kube.net.TLSName`); IP addresses are checked against IP SANs; a
-  certificate whose name is only in its CN is rejected, as Go's crypto/x509 rejects it.
+  for SNI and for verification as Go uses it (:class:`kubectl_aicr.kube.net.TLSName`); IP addresses are
+  checked against IP SANs; a certificate whose name is only in its CN is rejected, as Go's crypto/x509
+  rejects it.
 - Proxies: see :mod:`kubectl_aicr.kube.proxy_rules` (proxy-url, else HTTPS_PROXY/NO_PROXY) and
   :mod:`kubectl_aicr.kube.net` (the tunnels).
 - One connection (HTTP/1.1, :mod:`kubectl_aicr.kube.http1`) is reused for all of a command's requests.
