@@ -738,9 +738,10 @@ def parse_duration(text):
         match = re.compile(_DURATION_PART).match(text, position)
         if not match or (match.group(1) == "" and not match.group(2)):
             raise UsageError(invalid)
-        whole = int(match.group(1) or "0")
-        if whole > 1 << 63:  # leadingInt
+        digits = match.group(1).lstrip("0")  # leadingInt; more than 19 digits overflow (and are past int()'s limit)
+        if len(digits) > 19 or int(digits or "0") > 1 << 63:
             raise UsageError(too_long)
+        whole = int(digits or "0")
         unit = _DURATION_UNITS[match.group(3)]
         if whole > (1 << 63) // unit:
             raise UsageError(too_long)

@@ -87,3 +87,11 @@ def test_completion_reads_rollouts_in_pages_as_list_does(complete, api_server, k
     names, _ = complete("acknowledge", "rollout-paged-", kubeconfig=kubeconfig_for("carol@example.com"))
     assert names == ["rollout-paged-%03d" % i for i in range(300)]
     assert sum(1 for r in api_server.requests if "continue=" in (r.query or "")) >= 1
+
+
+def test_rollout_names_of_a_list_over_the_response_bound(complete, api_server, kubeconfig_for):
+    """260 rollouts of 70 KB: the first page (250, 17.5 MB) is over the plugin's 16 MiB bound on one answer;
+    completion reads the list in smaller pages, as list does, and offers every name."""
+    names = api_server.add_rollouts(260, size=70 * 1024)
+    candidates, directive = complete("describe", "rollout-bulk-", kubeconfig=kubeconfig_for("carol@example.com"))
+    assert candidates == sorted(names) and directive == [":4"]

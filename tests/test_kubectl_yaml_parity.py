@@ -369,3 +369,39 @@ def test_the_generator_writes_what_it_means():
                     ("e", ("alias", "k"))])
     assert "".join(emit(node, 0)) == ("a: yes\nb:\n- n: !!str 'x'\nc: &k\n  d: !!binary |-\n    aGk=\ne: *k\n")
     assert emit_flow(node) == '{a: "yes", b: [{n: !!str \'x\'}], c: &k {d: !!binary "aGk="}, e: *k}'
+
+
+LONG = "1" * 5000  # past Python's 4,300-digit limit on int("..."): kubectl reads it, as a string
+
+
+@pytest.mark.parametrize("spelling,accepted", [
+    (LONG, True), ("-" + LONG, True), ("+" + LONG, True), ("0x" + "F" * 5000, True), ("0o" + "7" * 5000, True),
+    ("0b" + "1" * 5000, True), ("1_" * 5000 + "1", True), (LONG + ".5", True),
+    ("0" * 5000 + "17", False),  # octal 15: a number, which no string field takes
+    ("!!int " + LONG, False), ("!!float " + LONG, False)],
+    ids=["decimal", "negative", "plus", "hex", "octal", "binary", "underscores", "float", "leading-zeros",
+         "int-tag", "float-tag"])
+def test_integers_past_pythons_digit_limit_are_read_as_kubectl_reads_them(tmp_path, spelling, accepted):
+    """go-yaml v2 resolves a number out of int64/uint64/float64 range as a string: kubectl reads it so in
+    every string field and extension, in block and flow style; a tag that wants a number refuses it."""
+    block = ("apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster:\n    server: https://h:6443\n"
+             "    tls-server-name: %s\n    extensions:\n    - name: x\n      extension: {k: %s}\n"
+             "users:\n- name: u\n  user:\n    token: %s\n    as-groups: [%s]\n"
+             "contexts:\n- name: ctx\n  context: {cluster: c, user: u, namespace: %s}\ncurrent-context: ctx\n"
+             % ((spelling,) * 5))
+    flow = ('{"apiVersion": "v1", "kind": "Config", "clusters": [{"name": "c", "cluster": {"server": '
+            '"https://h:6443", "extensions": [{"name": "x", "extension": {"k": %s}}]}}], "users": [{"name": "u", '
+            '"user": {"token": %s}}], "current-context": "c"}' % (spelling, spelling))
+    for index, text in enumerate([block, flow] if " " not in spelling else [block]):
+        path = str(tmp_path / ("config-%d" % index))
+        with open(path, "w", encoding="utf-8") as handle:
+            handle.write(text)
+        process = kubectl_view(path)
+        out, err = process.communicate(timeout=60)
+        assert (process.returncode == 0) == accepted, err.decode()[-300:]
+        ours, problem = plugin_view(path)
+        assert (ours is not None) == accepted, problem
+        if accepted:
+            theirs = from_kubectl(json.loads(out), str(tmp_path))
+            assert ours == theirs
+            assert ours["users"]["u"]["token"] == spelling

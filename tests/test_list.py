@@ -2,12 +2,18 @@
 
 import copy
 import datetime
+import json
+import os
+import subprocess
 import urllib.parse
 
 import pytest
 
 from kubectl_aicr.aicr import objects
-from kubectl_aicr.commands.list import human_duration
+from kubectl_aicr.commands.list import human_duration, list_rollouts
+from kubectl_aicr.errors import AicrError
+from kubectl_aicr.kube import rest
+from tests.support.plugin import VENV_BIN, base_env
 from tests.support.text import HOSTILE, clean, list_table
 
 pytestmark = pytest.mark.e2e
@@ -93,17 +99,87 @@ def test_all_adds_the_ended_rollouts_last(run, api_server, kubeconfig_for):
 
 
 def test_pages_follow_continue_tokens(run, api_server, kubeconfig_for):
-    for index in range(600):
-        add_rollout(api_server, "install", "rollout-bulk-%04d" % index)
+    names = api_server.add_rollouts(600)
     result = run("list", kubeconfig=kubeconfig_for("carol@example.com"))
     assert result.returncode == 0, result.stderr
     rows, _ = list_table(result.stdout)
-    assert {"rollout-bulk-%04d" % i for i in range(600)} <= set(rows)
+    assert set(names) <= set(rows) and len(names) == 600
     pages = [urllib.parse.parse_qs(r.query) for r in api_server.requests if r.path == ROLLOUTS]
     total = 600 + 13
     assert len(pages) == -(-total // 250)
     assert all(page["limit"] == ["250"] for page in pages)
     assert "continue" not in pages[0] and all(page["continue"] for page in pages[1:])
+
+
+KUBECTL = os.path.join(VENV_BIN, "kubectl")
+
+
+def test_a_page_over_the_response_bound_is_read_again_in_smaller_pages(run, api_server, kubeconfig_for):
+    """260 rollouts of 70 KB: a page of 250 (17.5 MB) is over the 16 MiB bound on one answer. kubectl reads
+    that very answer (it has no bound); the plugin keeps its bound and asks again with half the limit, then
+    reads the rest of the list in pages of 125."""
+    names = api_server.add_rollouts(260, size=70 * 1024)
+    kubeconfig = kubeconfig_for("carol@example.com")
+    theirs = subprocess.run([KUBECTL, "get", "--raw", ROLLOUTS + "?limit=250"], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, env=dict(base_env(run.home), KUBECONFIG=str(kubeconfig)),
+                            timeout=60)
+    assert theirs.returncode == 0 and len(theirs.stdout) > 17 * 1000 * 1000, theirs.stderr
+    assert len(json.loads(theirs.stdout)["items"]) == 250
+    api_server.clear_requests()
+    result = run("list", kubeconfig=kubeconfig)
+    assert result.returncode == 0, result.stderr
+    rows, _ = list_table(result.stdout)
+    assert set(names) <= set(rows)
+    pages = [urllib.parse.parse_qs(r.query) for r in api_server.requests if r.path == ROLLOUTS]
+    assert [page["limit"] for page in pages] == [["250"], ["125"], ["125"], ["125"]]
+    assert "continue" not in pages[0] and "continue" not in pages[1] and all(p["continue"] for p in pages[2:])
+
+
+class _Pages:
+    """A client whose list answers are refused for size when they would hold the rollout ``huge``."""
+
+    def __init__(self, names, huge):
+        self.names, self.huge, self.limits = names, huge, []
+
+    def get(self, path, query):
+        limit = int(query["limit"])
+        self.limits.append(limit)
+        start = int(query.get("continue", "0"))
+        page = self.names[start:start + limit]
+        if self.huge in page:
+            raise rest.ResponseTooLarge("server x sent a response over the limit")
+        more = start + limit < len(self.names)
+        return {"kind": "RuntimeRolloutList", "metadata": {"continue": str(start + limit) if more else ""},
+                "items": [{"metadata": {"name": name}} for name in page]}
+
+
+@pytest.mark.parametrize("huge,after,limits", [
+    (0, "the first in name order", [250, 125, 62, 31, 15, 7, 3, 1]),
+    (9, "the one after r-08 in name order", [250, 125, 62, 31, 15, 7, 7, 3, 1, 1, 1])])
+def test_one_rollout_over_the_response_bound_is_one_error_naming_the_one_before(huge, after, limits):
+    names = ["r-%02d" % i for i in range(20)]
+    client = _Pages(names, names[huge])
+    with pytest.raises(AicrError) as info:
+        list_rollouts(client)
+    assert str(info.value) == ("one RuntimeRollout (%s) is larger than the plugin's bound on one API answer "
+                               "(16777216 bytes); kubectl has no such bound: read it with kubectl get "
+                               "runtimerollouts" % after)
+    assert client.limits == limits  # halved down to 1 on the page that holds it, never asked again
+
+
+def test_rollouts_after_a_refused_page_are_read_in_the_smaller_pages():
+    names = ["r-%03d" % i for i in range(300)]
+    client = _Pages(names, None)
+    served = client.get
+
+    def get(path, query):
+        if int(query["limit"]) == 250:
+            served(path, query)
+            raise rest.ResponseTooLarge("server x sent a response over the limit")
+        return served(path, query)
+    client.get = get
+    assert [r.name for r in list_rollouts(client)] == names
+    assert client.limits == [250, 125, 125, 125]
 
 
 def test_endless_pages_end_with_one_error_line_in_bounded_memory(run, api_server, kubeconfig_for):

@@ -11,7 +11,7 @@ from hypothesis import given, settings, strategies as st
 
 from kubectl_aicr import helpers
 from kubectl_aicr.errors import ApiError, AuthError, TransportError
-from kubectl_aicr.kube import clientcmd, rest, validation
+from kubectl_aicr.kube import clientcmd, net, rest, validation
 from kubectl_aicr.kube.kubeconfig import AuthInfo, Cluster
 
 SERVER = "https://127.0.0.1:6443"
@@ -395,3 +395,41 @@ def test_a_sitecustomize_claiming_to_be_the_standard_librarys_is_looked_up_where
     spoof.__file__ = os.path.join(os.path.dirname(os.__file__), "sitecustomize.py")
     monkeypatch.setitem(sys.modules, "sitecustomize", spoof)
     assert start._customized("sitecustomize") is True
+
+
+@pytest.mark.parametrize("name,sni,checked", [
+    ("api.example", b"api.example", b"api.example"), ("API.Example", b"API.Example", b"API.Example"),
+    ("localhost.", b"localhost", b"localhost"),      # Go: SNI without the dot; matchHostnames drops one
+    ("localhost..", b"localhost", None),             # not a valid host name: matched only exactly
+    ("127.0.0.1", None, b"127.0.0.1"), ("[::1]", None, b"::1"), ("::1", None, b"::1"),
+    ("fe80::1%eth0", None, None),                    # no SNI for an IP (zone aside); not an IP to verify
+    (".", None, None), ("..", None, None), ("\0", None, None), ("\u3002", None, None), ("\u200b", None, None),
+    (".x", None, None), ("b\u00fccher.example", None, None), ("a_b", b"a_b", b"a_b"), ("-a", b"-a", None),
+    ("*.x", b"*.x", None), ("a b", b"a b", None), ("1.2.3.4.", None, None), ("a" * 256, None, None)])
+def test_a_tls_server_name_is_sent_and_checked_as_go_does(name, sni, checked):
+    """crypto/tls hostnameInSNI and crypto/x509 validHostname (Go 1.26 source): what is sent as SNI
+    (what Python's ssl can send of it) and which names OpenSSL may check; the others Go matches exactly."""
+    tls_name = net.TLSName(name)
+    assert (tls_name.sni, tls_name.checked) == (sni, checked)
+
+
+@pytest.mark.parametrize("host,ascii_form", [
+    ("api.example", "api.example"), ("API.example", "API.example"), ("b\u00fccher.example", "xn--bcher-kva.example"),
+    ("host\u3002", "host."), ("\u3002", None), ("\u200b", None), ("..", "..")])
+def test_a_url_host_goes_out_in_its_idna_form(host, ascii_form):
+    assert net.idna_ascii(host) == ascii_form
+
+
+@pytest.mark.parametrize("netloc,port", [
+    ("h", None), ("h:", None), ("h:443", 443), ("h:0", 0), ("h:00443", 443), ("h:" + "0" * 5000 + "6443", 6443),
+    ("[::1]:6443", 6443), ("[::1]", None), ("u:p@h:8080", 8080), ("h:65535", 65535)])
+def test_a_url_port_is_read_as_go_reads_it(netloc, port):
+    from kubectl_aicr.kube import proxy_rules
+    assert proxy_rules.url_port(netloc) == port
+
+
+@pytest.mark.parametrize("netloc", ["h:65536", "h:" + "1" * 5000, "h:x", "h:1_0", "h:+1", "[::1]x", "h:\u0661"])
+def test_a_url_port_go_refuses_is_refused(netloc):
+    from kubectl_aicr.kube import proxy_rules
+    with pytest.raises(ValueError):
+        proxy_rules.url_port(netloc)

@@ -741,6 +741,18 @@ def test_huge_integer_is_refused():
         1, 4, "integer too large")
 
 
+
+def test_huge_integers_never_raise_past_pythons_digit_limit():
+    """int("9" * 5000) raises ValueError (Python's 4,300-digit limit): the fast reader leaves such a file to
+    the full one (core schema: "integer too large"); go-yaml's resolution makes it a string, as kubectl."""
+    from kubectl_aicr.kube.yaml import block
+
+    assert block.load("a: " + "9" * 5000 + "\n") is None
+    for number in ("9" * 5000, "-" + "9" * 5000, "9" * 4301):
+        assert block.load("a: %s\n" % number, block.GO_YAML) == {"a": number} == go("a: %s\n" % number)
+        assert block.resolve_go_yaml(number) == number
+
+
 SAMPLES = [KIND, EKS, JSON_KUBECONFIG, "a: &x [1, {b: 'c'}]\nd: *x\ne: |+\n  f\n",
            '%YAML 1.2\n---\n"a\\tb": !!binary aGk=\n? x\n: [y, ~]\n...\n']
 

@@ -2,7 +2,8 @@
 
 Source: issue 16 ("kubectl aicr list") and operator-api.md. One LIST of RuntimeRollouts,
 read in pages (``limit`` and the ``continue`` token, as ``kubectl get --chunk-size`` does,
-k8s.io/apimachinery ``ListOptions``), all inside the command's 30-second deadline. It only
+k8s.io/apimachinery ``ListOptions``), smaller pages when one is over the bound on one answer (see
+:func:`list_rollouts`), all inside the command's 30-second deadline. It only
 reads (``list`` on runtimerollouts), so a viewer can run it; it writes nothing.
 
 Columns:
@@ -29,7 +30,7 @@ import datetime
 
 from .. import helpers, output
 from ..aicr import objects
-from ..kube import clientcmd
+from ..kube import clientcmd, rest
 from ..errors import AicrError
 from ..aicr.objects import Invalid
 
@@ -56,17 +57,30 @@ def run(invocation, now=None):
 def list_rollouts(client, limit=PAGE_LIMIT):
     """Every RuntimeRollout as a :class:`objects.Rollout`, following ``continue`` tokens page by page.
 
-    Raises AicrError when the server repeats a token, sends more than :data:`MAX_ROLLOUTS` items or
-    more pages than those fill (MAX_ROLLOUTS // limit + 2: bounds on the plugin's work and memory, whatever a
-    server sends: a token is kept only as its hash); ApiError as the server answers (410 Gone for an
-    expired token, 403 without ``list``).
+    Each answer stays within the client's bound on one response (rest.MAX_RESPONSE_BYTES, 16 MiB): a
+    page refused for its size is asked for again with half the ``limit`` (the same ``continue`` token),
+    down to 1, and the rest of the list is read in pages of that size (kubectl has no such bound: it
+    reads 260 rollouts of 70 KB, 18 MB, in one answer). Raises AicrError when one rollout alone is over
+    the bound (naming the one it follows), when the server repeats a token, sends more than
+    :data:`MAX_ROLLOUTS` items or more pages than those fill (at most MAX_ROLLOUTS // limit + 2 for the
+    current limit: bounds on the plugin's work and memory, whatever a server sends: a token is kept only
+    as its hash); ApiError as the server answers (410 Gone for an expired token, 403 without ``list``).
     """
     rollouts, token, seen = [], None, set()
-    for _ in range(MAX_ROLLOUTS // limit + 2):
+    pages_left = MAX_ROLLOUTS // limit + 2
+    while pages_left > 0:
+        pages_left -= 1
         query = {"limit": str(limit)}
         if token:
             query["continue"] = token
-        listed = client.get(objects.rollout_path(), query=query)
+        try:
+            listed = client.get(objects.rollout_path(), query=query)
+        except rest.ResponseTooLarge:
+            if limit == 1:
+                raise AicrError(_one_too_large(rollouts)) from None
+            limit = limit // 2
+            pages_left = (MAX_ROLLOUTS - len(rollouts)) // limit + 2
+            continue
         rollouts += [objects.rollout(item) for item in objects.list_items(listed, "RuntimeRollouts")]
         if len(rollouts) > MAX_ROLLOUTS:
             raise AicrError("the API server listed more than %d RuntimeRollouts, more than the plugin reads"
@@ -79,6 +93,16 @@ def list_rollouts(client, limit=PAGE_LIMIT):
         seen.add(hash(token))
     raise AicrError("the API server sent more than %d pages of RuntimeRollouts, more than %d rollouts fill"
                     % (MAX_ROLLOUTS // limit + 2, MAX_ROLLOUTS))
+
+
+def _one_too_large(rollouts):
+    """The message for a page of one RuntimeRollout over the bound: its name is unknown (it was not read),
+    the one before it is (the list is in name order)."""
+    after = rollouts[-1].name if rollouts else None
+    where = ("the one after %s in name order" % after if isinstance(after, str)
+             else "the first in name order")
+    return ("one RuntimeRollout (%s) is larger than the plugin's bound on one API answer (%d bytes); kubectl "
+            "has no such bound: read it with kubectl get runtimerollouts" % (where, rest.MAX_RESPONSE_BYTES))
 
 
 def human_duration(seconds):

@@ -277,7 +277,7 @@ def _oidc_refresh_needed(user, what):
 
 
 def _jwt_expiry(token):
-    """The ``exp`` claim (epoch seconds) of a JWT, or None."""
+    """The ``exp`` claim (epoch seconds, a float) of a JWT; None when absent, not a number, or outside int64."""
     parts = token.split(".")
     if len(parts) != 3:
         return None
@@ -287,9 +287,12 @@ def _jwt_expiry(token):
     except (ValueError, UnicodeDecodeError, RecursionError):
         return None
     expiry = claims.get("exp") if isinstance(claims, dict) else None
-    if isinstance(expiry, bool) or not isinstance(expiry, (int, float)):
-        return None
-    return float(int(expiry))
+    if isinstance(expiry, bool) or not isinstance(expiry, (int, float)) or not -(1 << 63) <= expiry < 1 << 63:
+        return None  # client-go's oidc jsonTime reads an int64 (or a float64 made one); NaN compares false
+    return float(max(int(expiry), _YEAR_ONE))  # an earlier one is shown as 0001-01-01T00:00:00Z (gmtime's range)
+
+
+_YEAR_ONE = -62135596800  # 0001-01-01T00:00:00Z in epoch seconds
 
 
 def check_header_value(value, what):

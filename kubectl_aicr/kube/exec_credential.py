@@ -371,7 +371,9 @@ def _decode(output, where):
         raise AuthError("%s: decoding stdout: its output is not UTF-8 text" % where) from None
     if text.lstrip().startswith("{"):
         try:
-            document = json.loads(text, parse_constant=_no_constant, object_pairs_hook=_Mapping.of)
+            # parse_int=float: no field read here is a number, so a number only has to stay one; int() would
+            # refuse one of over 4,300 digits that Go's encoding/json skips in an unknown field.
+            document = json.loads(text, parse_constant=_no_constant, object_pairs_hook=_Mapping.of, parse_int=float)
         except (ValueError, RecursionError):
             raise AuthError("%s: decoding stdout: its output is not valid JSON" % where) from None
         repeated = _repeated_key(document)

@@ -31,11 +31,20 @@ from ..errors import TransportError
 MAX_CONNECT_RESPONSE = 64 * 1024
 
 
-def ascii_name(host):
-    """``host`` as bytes when it is ASCII: the socket and ssl modules then take it as it is, where a str goes
-    through the ``idna`` codec first (which costs a start ~1.6 ms of imports and changes nothing for ASCII
-    names: Python's codec passes ASCII labels through, letter case kept). Non-ASCII names stay str (IDNA)."""
-    return host.encode("ascii") if host.isascii() else host
+def idna_ascii(host):
+    """The ASCII form of a URL's host, as Go's net/http dials it, names it in TLS and in the Host header
+    (``idnaASCII``: an ASCII host as it is, letter case kept; else its IDNA ASCII form); None when it has none.
+
+    Python's ``idna`` codec (IDNA 2003) stands in for Go's x/net/idna (UTS 46): they agree on ordinary
+    internationalized names (``bücher.example`` -> ``xn--bcher-kva.example``, ``host\\u3002`` -> ``host.``);
+    a name the codec refuses (an empty label: ``\\u3002``, ``\\u200b``) is None, a host kubectl cannot reach
+    either (Go looks up ``.`` or dials an empty host name)."""
+    if host.isascii():
+        return host
+    try:
+        return host.encode("idna").decode("ascii")
+    except UnicodeError:
+        return None
 
 
 def _is_ip_literal(host):
@@ -56,8 +65,11 @@ def connect_tcp(host, port, timeout):
     found = {}
 
     def lookup():
+        name = idna_ascii(host)  # bytes for getaddrinfo: a str would go through the idna codec (and its errors)
         try:
-            found["addresses"] = socket.getaddrinfo(ascii_name(host), port, 0, socket.SOCK_STREAM)
+            if name is None:
+                raise socket.gaierror(socket.EAI_NONAME, "%s has no IDNA (ASCII) form" % host)
+            found["addresses"] = socket.getaddrinfo(name.encode("ascii"), port, 0, socket.SOCK_STREAM)
         except OSError as exc:
             found["error"] = exc
 
@@ -91,10 +103,89 @@ def require_san(tls_socket, server_name):
     """Go's x509 never reads a certificate's CN: a verified certificate without SANs is refused."""
     certificate = tls_socket.getpeercert() or {}
     if not certificate.get("subjectAltName"):
-        message = "x509: certificate relies on legacy Common Name field, use SANs instead (name %s)" % server_name
-        error = ssl.SSLCertVerificationError(1, message)
-        error.verify_message, error.reason = message, None
-        raise error
+        _refuse("x509: certificate relies on legacy Common Name field, use SANs instead (name %s)" % server_name)
+
+
+def _refuse(message):
+    error = ssl.SSLCertVerificationError(1, message)
+    error.verify_message, error.reason = message, None
+    raise error
+
+
+_GO_HOST_LABEL = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_")
+_ASCII_LOWER = {code: code + 32 for code in range(ord("A"), ord("Z") + 1)}
+
+
+def _go_valid_hostname(name):
+    """Go's crypto/x509 ``validHostname(name, false)``: one trailing dot allowed, no empty label, labels of
+    ASCII letters, digits, ``_`` and ``-`` (not first)."""
+    name = name[:-1] if name.endswith(".") else name
+    return bool(name) and all(label and set(label) <= _GO_HOST_LABEL and label[0] != "-"
+                              for label in name.split("."))
+
+
+class TLSName:
+    """One TLS server name, used as Go's crypto/tls and crypto/x509 use it: ``name`` is kubectl's
+    ``tls-server-name`` as written (Go never converts it), else the server URL's host in its
+    :func:`idna_ascii` form (net/http's ``canonicalAddr``), or an https proxy's host.
+
+    - ``sni`` (bytes or None: none sent): Go's ``hostnameInSNI`` (none for an IP address; every trailing
+      dot removed), when Python's ssl can send it: ASCII, no NUL, not starting with a dot, at most 255
+      bytes. Go sends the others as they are (``\\0``, ``\\u3002``); the plugin sends no SNI for them.
+    - ``checked`` (bytes or None): the name OpenSSL checks the certificate for in the handshake: an IP
+      address (brackets removed; IP SANs only), or a name Go's ``validHostname`` accepts, its one trailing
+      dot removed (Go's ``matchHostnames`` removes it too). Go matches any other name (``.``, ``..``,
+      ``\\0``, ``\\u3002``, ``\\u200b``) only exactly with a DNS SAN (``matchExactly``: ASCII letter case
+      aside; ``""`` and ``"."`` never match), and so does :meth:`verify` after the handshake, with Go's
+      words (``x509: certificate is valid for localhost, not .``), as kubectl 1.37 refuses them.
+    """
+
+    def __init__(self, name):
+        self.name = name
+        host = name[1:-1] if name[:1] == "[" and name[-1:] == "]" else name
+        host = host[:host.rfind("%")] if host.rfind("%") > 0 else host
+        sni = None if _is_ip_literal(host) else name.rstrip(".")
+        self.sni = sni.encode("ascii") if sni and sni.isascii() and "\0" not in sni and sni[0] != "." \
+            and len(sni) <= 255 and not _is_ip_literal(sni) else None
+        candidate = name[1:-1] if len(name) >= 3 and name[0] == "[" and name[-1] == "]" else name
+        if _is_ip_literal(candidate):
+            self.checked = candidate.encode("ascii")
+        else:
+            self.checked = self.sni if self.sni is not None and _go_valid_hostname(name) else None
+
+    def wrap(self, context, sock, **options):
+        """``context.wrap_socket(sock, **options)`` for this name (SNI, and OpenSSL's check when it applies)."""
+        if not context.check_hostname:
+            return context.wrap_socket(sock, server_hostname=self.sni, **options)
+        if self.checked is not None:
+            return context.wrap_socket(sock, server_hostname=self.checked, **options)
+        context.check_hostname = False  # read when the socket is made; verify() checks the name instead
+        try:
+            return context.wrap_socket(sock, server_hostname=self.sni, **options)
+        finally:
+            context.check_hostname = True
+
+    def verify(self, context, tls_socket):
+        """After the handshake: SSLCertVerificationError (Go's words) unless the certificate is for this
+        name; nothing to check under ``insecure-skip-tls-verify``."""
+        if context.verify_mode == ssl.CERT_NONE:
+            return
+        require_san(tls_socket, self.name)
+        if self.checked is not None:
+            return  # OpenSSL checked it in the handshake
+        names = [value for kind, value in tls_socket.getpeercert().get("subjectAltName", ()) if kind == "DNS"]
+        wanted = self.name.translate(_ASCII_LOWER)
+        if wanted in ("", ".") or wanted not in {n.translate(_ASCII_LOWER) for n in names}:
+            _refuse(_go_hostname_error(names, self.name))
+
+
+def _go_hostname_error(names, name):
+    """crypto/x509 ``HostnameError.Error`` for a name that is not an IP address."""
+    if len(names) >= 100:
+        return "x509: certificate is valid for %d names, but none matched %s" % (len(names), name)
+    if not names:
+        return "x509: certificate is not valid for any names, but wanted to match " + name
+    return "x509: certificate is valid for %s, not %s" % (", ".join(names), name)
 
 
 @contextlib.contextmanager
@@ -152,11 +243,10 @@ def connect_via_proxy(proxy, host, port, timeout, context=None, tls_server_name=
 def _tls_to_proxy(sock, proxy, context, tls_server_name):
     """TLS to an https proxy with the cluster's context (Go's ``persistConn.addTLS`` with client-go's config)."""
 
-    name = tls_server_name or proxy.host
+    name = TLSName(tls_server_name or proxy.host)
     try:
-        tls = context.wrap_socket(sock, server_hostname=ascii_name(name))
-        if context.verify_mode != ssl.CERT_NONE:
-            require_san(tls, name)
+        tls = name.wrap(context, sock)
+        name.verify(context, tls)
         return tls
     except ssl.SSLCertVerificationError as exc:
         sock.close()
@@ -282,8 +372,8 @@ def _socks5_address(host):
     ip = parse_ip(host)
     if ip is not None:
         return (b"\x01" if ip.version == 4 else b"\x04") + ip.packed
-    name = host.encode("idna")
-    if len(name) > 255:
+    name = (idna_ascii(host) or "").encode("ascii")  # the server URL's host, already ASCII (rest.ServerURL)
+    if not name or len(name) > 255:
         raise TransportError("host name %s is too long for a socks5 proxy" % host)
     return b"\x03" + bytes([len(name)]) + name
 

@@ -50,17 +50,40 @@ class Proxy(Record):
         return "%s://%s:%d" % (self.scheme, "[%s]" % self.host if ":" in self.host else self.host, self.port)
 
 
+def url_port(netloc):
+    """The port of a URL's ``netloc`` (``host:port``, ``[v6]:port``, user info allowed), as Go reads it: None
+    when there is none or it is empty (``host:``); else its ASCII digits, leading zeros read as net's
+    ``parsePort`` reads them (``0...06443`` of 5,000 digits is 6443, where Python's int() refuses over 4,300
+    digits). ValueError when it is not digits (url.Parse: invalid port) or past 65535 (Go: invalid port)."""
+    hostport = netloc.rpartition("@")[2]
+    if hostport.startswith("[") and "]" in hostport:
+        rest = hostport[hostport.index("]") + 1:]
+        if rest and not rest.startswith(":"):
+            raise ValueError("invalid port %r after host" % rest[:20])
+        digits = rest[1:]
+    else:
+        digits = hostport.partition(":")[2]
+    if not digits:
+        return None
+    if not (digits.isascii() and digits.isdigit()):
+        raise ValueError("invalid port %r after host" % (":" + digits[:20]))
+    value = digits.lstrip("0")
+    if len(value) > 5 or int(value or "0") > 65535:
+        raise ValueError("port out of range 0-65535")
+    return int(value or "0")
+
+
 def _split(text, origin):
     """Parse ``scheme://[user[:password]@]host[:port][/...]`` into a Proxy; ConfigError if it is not one."""
     try:
         parts = urlsplit(text)
-        port = parts.port
+        port = url_port(parts.netloc)  # not parts.port: int() of a 5,000-digit port raises
     except ValueError:
         raise ConfigError("%s: could not parse %s" % (origin, redacted_url(text))) from None
     if not parts.hostname:
         raise ConfigError("%s: %s has no host" % (origin, redacted_url(text)))
     scheme = parts.scheme.lower()
-    return Proxy(scheme, parts.hostname, port or _DEFAULT_PORTS.get(scheme, 80),
+    return Proxy(scheme, parts.hostname, _DEFAULT_PORTS.get(scheme, 80) if port is None else port,
                  unquote(parts.username) if parts.username is not None else None,
                  unquote(parts.password) if parts.password is not None else None, origin)
 

@@ -2,16 +2,17 @@
 
 - The server URL is an ``https://`` URL; its host is used as written (upper-case letters kept) for the TLS
   server name, the ``Host`` header (``host[:port]`` exactly as in the URL) and a proxy's CONNECT, as Go's
-  net/http sends them; a path prefix (``https://host/k8s/clusters/c-x``,
-  Rancher) is kept in front of every request path, as client-go's ``path.Join`` keeps
-  it; an IPv6 address is in brackets. kubectl would talk plain HTTP, without
+  net/http sends them (an internationalized host in its IDNA ASCII form, a port's leading zeros read); a
+  path prefix (``https://host/k8s/clusters/c-x``, Rancher) is kept in front of every request path, as
+  client-go's ``path.Join`` keeps it; an IPv6 address is in brackets. kubectl would talk plain HTTP, without
   credentials, to an ``http://`` or scheme-less server: the plugin refuses those.
 - TLS 1.2 or newer (client-go's MinVersion); the server certificate is verified
   against the cluster's CA (only it, when one is given) or the system's CAs, unless
   the kubeconfig sets ``insecure-skip-tls-verify`` (refused together with a CA, as
   ``transport/transport.go`` ``TLSConfigFor`` refuses it); ``tls-server-name`` is used
-  for SNI and for verification; IP addresses are checked against IP SANs; a
-  certificate whose name is only in its CN is rejected, as Go's crypto/x509 rejects it.
+  for SNI and for verification as Go uses it (:class:`kubectl_aicr.kube.net.TLSName`); IP addresses are
+  checked against IP SANs; a certificate whose name is only in its CN is rejected, as Go's crypto/x509
+  rejects it.
 - Proxies: see :mod:`kubectl_aicr.kube.proxy_rules` (proxy-url, else HTTPS_PROXY/NO_PROXY) and
   :mod:`kubectl_aicr.kube.net` (the tunnels).
 - One connection (HTTP/1.1, :mod:`kubectl_aicr.kube.http1`) is reused for all of a command's requests.
@@ -22,7 +23,8 @@
   plugin's credential is renewed at its expiry, and once after a 401 answer, the
   request is sent again with the new one (kubectl renews after a 401 too, but leaves
   the failed request failed).
-- Responses are read up to ``MAX_RESPONSE_BYTES``; redirects are never followed.
+- Responses are read up to ``MAX_RESPONSE_BYTES`` (a longer one is :class:`ResponseTooLarge`, which a
+  list pages around); redirects are never followed.
 - An error answer becomes :class:`~kubectl_aicr.errors.ApiError` whose text is
   the Kubernetes ``Status`` message, as kubectl prints it (k8s.io/apimachinery
   ``pkg/api/errors``); a failure to connect becomes one
@@ -51,6 +53,11 @@ from ..records import Record
 DEADLINE_SECONDS = 30.0
 MAX_RESPONSE_BYTES = 16 * 1024 * 1024  # an object is at most ~1.5 MiB in etcd; lists of plans stay well under
 USER_AGENT = "kubectl-aicr/%s" % __version__
+
+
+class ResponseTooLarge(TransportError):
+    """An answer over :data:`MAX_RESPONSE_BYTES` (refused unread, the connection closed): a caller that can
+    ask for less (a list's ``limit``) may ask again."""
 
 
 class Impersonation(Record):
@@ -129,7 +136,7 @@ class ServerURL:
                               "e.g. https://[::1]:6443)" % shown)
         self._check_scheme(text, shown, parts.scheme)
         try:
-            port = parts.port
+            port = parts.port if isinstance(parts, _Split) else _url_port(parts.netloc)
         except ValueError as exc:
             raise ConfigError("server %r is not a valid URL (%s)" % (shown, _why(exc))) from None
         host = parts.hostname or ""
@@ -137,10 +144,15 @@ class ServerURL:
             raise ConfigError("server %r has no host" % shown)
         if parts.query or parts.fragment:
             raise ConfigError("server %r must not have a query or fragment" % shown)
-        self.host = _as_written(parts.netloc, host)
-        self.port = port or 443
+        self.host = net.idna_ascii(_as_written(parts.netloc, host))  # as Go's net/http dials and names it
+        if self.host is None:
+            raise ConfigError("server %r: its host has no IDNA (ASCII) form, so it cannot be looked up" % shown)
+        self.port = 443 if port is None else port
         # The Host header Go sends: the URL's host[:port] as written (net/http Request.write), zone removed.
         self.host_header = re.sub(r"%25[^\]]*\]", "]", parts.netloc).rstrip(":")
+        if not self.host_header.isascii():  # an internationalized name: its ASCII form (httpguts.PunycodeHostPort)
+            port_text = self.host_header.rpartition(":")[2] if ":" in self.host_header else None
+            self.host_header = self.host + (":" + port_text if port_text is not None else "")
         prefix = posixpath.normpath(parts.path) if parts.path else ""
         self.prefix = "" if prefix in ("/", ".", "//") else prefix.rstrip("/")
 
@@ -203,6 +215,13 @@ def _urlencode(query):
     """``urllib.parse.urlencode(query)`` (a dict), loaded only for a request with a query (list's paging)."""
     from urllib.parse import urlencode
     return urlencode(query)
+
+
+def _url_port(netloc):
+    """:func:`proxy_rules.url_port` (Go's reading; urlsplit's ``port`` raises for a 5,000-digit port), for a
+    URL :func:`split_url` left to urlsplit, which has loaded urllib.parse already."""
+    from .proxy_rules import url_port
+    return url_port(netloc)
 
 
 def _as_written(netloc, host):
@@ -358,11 +377,10 @@ class _Connection:
                 sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             sock.settimeout(timeout)  # a tunnel's pipe has none; a proxy's socket kept its connect's
             # The TLS socket is in self.sock before its handshake starts, so the watchdog can shut it then.
-            self.sock = self._context.wrap_socket(sock, server_hostname=net.ascii_name(self._server_name),
-                                                  do_handshake_on_connect=False)
+            name = net.TLSName(self._server_name)
+            self.sock = name.wrap(self._context, sock, do_handshake_on_connect=False)
             self.sock.do_handshake()
-            if self._context.verify_mode != ssl.CERT_NONE:
-                net.require_san(self.sock, self._server_name)
+            name.verify(self._context, self.sock)
         except BaseException:
             (self.sock or sock).close()
             self.sock = None
@@ -569,8 +587,8 @@ class Client:
                                                    self.deadline.remaining(), self._sending)
             except http1.BodyTooLarge:
                 self.close()
-                raise TransportError("server %s sent a response over the %d-byte limit"
-                                     % (self.server, MAX_RESPONSE_BYTES)) from None
+                raise ResponseTooLarge("server %s sent a response over the %d-byte limit"
+                                       % (self.server, MAX_RESPONSE_BYTES)) from None
             except (OSError, http1.ProtocolError) as exc:
                 self.close()
                 raise self._transport_error(exc) from None
@@ -630,7 +648,7 @@ def decode(server, method, path, status, reason, data):
 
 def _name_hint(exc):
     message = str(exc.verify_message or exc.args[-1] or "")
-    if "mismatch" in message.lower() or "legacy Common Name" in message:
+    if "mismatch" in message.lower() or "legacy Common Name" in message or "valid for" in message:
         return (" (the name must be one of the certificate's subject alternative names, never only its CN, "
                 "as in kubectl; tls-server-name sets the name to check)")
     return ""

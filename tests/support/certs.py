@@ -96,6 +96,38 @@ def write_cn_only_server_cert(ca, folder, name, stem="server-cn-only"):
     return files
 
 
+def write_raw_names_server_cert(ca, folder, dns_names=(), ip_addresses=(), stem="server-raw-names"):
+    """Issue a server certificate whose DNS SANs are ``dns_names`` exactly as given (``..``, ``a\\x00b``,
+    names trustme's IDNA encoding refuses) and whose IP SANs are ``ip_addresses``. Returns ``CertFiles``."""
+    import ipaddress
+
+    ca_key = serialization.load_pem_private_key(ca.private_key_pem.bytes(), password=None)
+    ca_cert = x509.load_pem_x509_certificate(ca.cert_pem.bytes())
+    key = new_private_key("ec")
+    now = datetime.datetime.now(datetime.timezone.utc)
+    names = [x509.DNSName(name) for name in dns_names] + [x509.IPAddress(ipaddress.ip_address(address))
+                                                          for address in ip_addresses]
+    cert = (
+        x509.CertificateBuilder()
+        .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "raw-names")]))
+        .issuer_name(ca_cert.subject)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - datetime.timedelta(hours=1))
+        .not_valid_after(now + datetime.timedelta(days=30))
+        .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
+        .add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.SERVER_AUTH]), critical=False)
+        .add_extension(x509.SubjectAlternativeName(names), critical=False)
+        .sign(ca_key, hashes.SHA256())
+    )
+    files = CertFiles(os.path.join(folder, stem + ".crt"), os.path.join(folder, stem + ".key"))
+    with open(files.cert, "wb") as f:
+        f.write(cert.public_bytes(serialization.Encoding.PEM))
+    with open(files.key, "wb") as f:
+        f.write(private_key_pem(key, "pkcs8"))
+    return files
+
+
 def new_private_key(key_type="rsa"):
     """Return a new private key: ``"rsa"`` (2048 bits) or ``"ec"`` (P-256)."""
     if key_type == "rsa":

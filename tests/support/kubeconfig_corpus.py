@@ -51,6 +51,8 @@ PREFIX = "/k8s/clusters/c-m-4xq7w"
 NAMED_HOST = "api.example.invalid"
 NAMED_HOST_MIXED_CASE = "API.Example.INVALID"
 SNI_NAME = "kubernetes.default.svc"
+IDN_HOST, IDN_ASCII = "b\u00fccher.example", "xn--bcher-kva.example"  # and its IDNA ASCII form
+DOTS = ".."  # a name Go's crypto/x509 matches only exactly with a DNS SAN
 JURGEN, JURGEN_PASSWORD = "jürgen", "pässwörd£"
 
 
@@ -97,7 +99,8 @@ class Servers:
     machine's address; basic auth (user jürgen); also serves under :data:`PREFIX`.
     ``v6``: on ::1. ``sni``: a certificate for kubernetes.default.svc only. ``cn``: a
     certificate whose name is only in its CN. ``chain``: sends its certificate followed by its CA's
-    (the others send their certificate alone). The https proxy's certificate (127.0.0.1, localhost) is
+    (the others send their certificate alone). ``odd``: a certificate for 127.0.0.1, ``..`` and
+    xn--bcher-kva.example (the IDNA form of bücher.example) only. The https proxy's certificate (127.0.0.1, localhost) is
     signed by ``proxy_ca`` (file ``proxy_ca_file``), which no server uses. Plus an HTTP CONNECT and a SOCKS5 proxy that
     route api.example.invalid and this machine's address to ``special``.
     """
@@ -112,10 +115,13 @@ class Servers:
         self.sni = apiserver.APIServer(fixtures_dir=fixtures_dir, server_names=[SNI_NAME]).start()
         self.cn = apiserver.APIServer(fixtures_dir=fixtures_dir, server_names=["127.0.0.1"], cn_only=True).start()
         self.chain = send_chain(apiserver.APIServer(fixtures_dir=fixtures_dir)).start()
+        self.odd = with_raw_names(apiserver.APIServer(fixtures_dir=fixtures_dir), [DOTS, IDN_ASCII],
+                                  ["127.0.0.1"]).start()
         routes = {"%s:%d" % (name, self.special.port): ("127.0.0.1", self.special.port)
                   for name in (NAMED_HOST, NAMED_HOST_MIXED_CASE)}
         if self.host_ip:
             routes["%s:%d" % (self.host_ip, self.special.port)] = ("127.0.0.1", self.special.port)
+        routes["%s:%d" % (IDN_ASCII, self.odd.port)] = ("127.0.0.1", self.odd.port)
         self.http_proxy = TunnelProxy("http", routes).start()
         self.socks_proxy = TunnelProxy("socks5", routes).start()
         self.proxy_ca = certs.make_ca()
@@ -124,7 +130,8 @@ class Servers:
             self.proxy_ca, self.special.workdir, ("127.0.0.1", "localhost"), stem="proxy")).start()
 
     def all(self):
-        return {"special": self.special, "v6": self.v6, "sni": self.sni, "cn": self.cn, "chain": self.chain}
+        return {"special": self.special, "v6": self.v6, "sni": self.sni, "cn": self.cn, "chain": self.chain,
+                "odd": self.odd}
 
     def proxies(self):
         return {"http": self.http_proxy, "socks5": self.socks_proxy, "https": self.https_proxy}
@@ -146,6 +153,14 @@ def send_chain(server):
     """Make a not yet started APIServer send its certificate and then its CA's in the TLS handshake."""
     with open(server.server_cert.cert, "ab") as handle:
         handle.write(server.ca.cert_pem.bytes())
+    server._ssl_context = server._make_ssl_context()
+    return server
+
+
+def with_raw_names(server, dns_names, ip_addresses):
+    """Make a not yet started APIServer present a certificate for exactly these names (see
+    :func:`certs.write_raw_names_server_cert`)."""
+    server.server_cert = certs.write_raw_names_server_cert(server.ca, server.workdir, dns_names, ip_addresses)
     server._ssl_context = server._make_ssl_context()
     return server
 
@@ -418,6 +433,44 @@ def jwt(expiry):
         return base64.urlsafe_b64encode(json.dumps(value).encode()).decode().rstrip("=")
     return "%s.%s.%s" % (part({"alg": "RS256"}), part({"iss": "https://issuer.example.invalid", "sub": "bob",
                                                         "exp": int(expiry)}), "c2lnbmF0dXJl")
+
+
+def _oidc_with_exp(ctx, exp_json):
+    """A kubeconfig whose oidc auth-provider's id-token has the claim ``"exp": <exp_json>`` written as is."""
+    claims = '{"iss": "https://issuer.example.invalid", "sub": "bob", "exp": %s}' % exp_json
+    token = jwt(0).split(".")
+    token[1] = base64.urlsafe_b64encode(claims.encode()).decode().rstrip("=")
+    provider = {"name": "oidc", "config": {"idp-issuer-url": "https://127.0.0.1:1", "client-id": "aicr",
+                                           "id-token": ".".join(token), "refresh-token": "r-e-f"}}
+    return ctx.write("config", single(ctx, {"auth-provider": provider}))
+
+
+@case
+def oidc_id_token_exp_out_of_float_range(ctx):
+    return Case("", BOTH_REFUSE, kubeconfig_env=_oidc_with_exp(ctx, "1" + "0" * 400),
+                plugin_error=r"the oidc id-token of user u is not a valid JWT with an exp claim$",
+                kubectl_error=r"value out of range")
+
+
+@case
+def oidc_id_token_exp_overflowing_a_float(ctx):
+    return Case("", BOTH_REFUSE, kubeconfig_env=_oidc_with_exp(ctx, "1e400"),
+                plugin_error=r"the oidc id-token of user u is not a valid JWT with an exp claim$",
+                kubectl_error=r"value out of range")
+
+
+@case
+def oidc_id_token_exp_nan(ctx):
+    return Case("", BOTH_REFUSE, kubeconfig_env=_oidc_with_exp(ctx, "NaN"),
+                plugin_error=r"the oidc id-token of user u is not a valid JWT with an exp claim$",
+                kubectl_error=r"invalid character")
+
+
+@case
+def oidc_id_token_exp_before_year_one(ctx):
+    return Case("", BOTH_REFUSE, kubeconfig_env=_oidc_with_exp(ctx, str(-(1 << 62))),
+                plugin_error=r"oidc id-token of user u expired at 0*1-01-01T00:00:00Z",
+                kubectl_error=r"refused")
 
 
 @case
@@ -740,6 +793,32 @@ def exec_plugin_prints_a_lone_surrogate_escape_in_its_token(ctx):
     return Case("", SAME, kubeconfig_env=_exec_printing(ctx, output))
 
 
+LONG_NUMBER = "1" * 5000  # past Python's 4,300-digit limit on int("...")
+
+
+@case
+def exec_plugin_prints_json_with_a_number_of_5000_digits(ctx):
+    # An unknown field's number is only checked for syntax by Go's encoding/json: kubectl reads the credential.
+    output = ('{"apiVersion": "client.authentication.k8s.io/v1", "kind": "ExecCredential", "extra": %s, '
+              '"status": {"token": "%s", "n": -%s.5e3}}' % (LONG_NUMBER, ctx.token("bob@example.com"), LONG_NUMBER))
+    return Case("", SAME, kubeconfig_env=_exec_printing(ctx, output))
+
+
+@case
+def exec_plugin_prints_json_with_a_token_of_5000_digits(ctx):
+    output = '{"apiVersion": "client.authentication.k8s.io/v1", "kind": "ExecCredential", "status": {"token": %s}}' \
+             % LONG_NUMBER
+    return Case("", BOTH_REFUSE, kubeconfig_env=_exec_printing(ctx, output),
+                plugin_error=r"decoding stdout: status\.token must be a string$",
+                kubectl_error=r"cannot unmarshal number into Go struct field ExecCredentialStatus\.status\.token")
+
+
+@case
+def exec_plugin_prints_yaml_with_a_token_of_5000_digits(ctx):
+    # go-yaml v2 resolves a number out of every range as a string: kubectl sends it as the token.
+    return Case("", SAME, kubeconfig_env=_exec_printing(ctx, V1_CREDENTIAL + "status:\n  token: " + LONG_NUMBER))
+
+
 @case
 def exec_plugin_prints_json_then_text(ctx):
     output = '{"apiVersion": "client.authentication.k8s.io/v1", "kind": "ExecCredential", "status": {"token": "%s"}}' \
@@ -880,6 +959,105 @@ def tls_server_name_for_an_ip_server(ctx):
     config = single(ctx, {"token": ctx.token("bob@example.com", "sni")}, server="sni",
                     **{"tls-server-name": SNI_NAME})
     return Case("", SAME, server="sni", kubeconfig_env=ctx.write("config", config))
+
+
+@case
+def server_port_of_5000_digits(ctx):
+    # Go's net.parsePort reads the leading zeros; Python's int() refuses a string of over 4,300 digits.
+    config = single(ctx, {"token": ctx.token("bob@example.com")})
+    config["clusters"][0]["cluster"]["server"] = "https://127.0.0.1:%05000d" % ctx.main.port
+    return Case("", SAME, kubeconfig_env=ctx.write("config", config))
+
+
+@case
+def proxy_url_port_of_5000_digits(ctx):
+    proxy = ctx.servers.http_proxy.url.rpartition(":")
+    config = single(ctx, {"token": ctx.token("bob@example.com")}, **{"proxy-url": "%s:%05000d" % (
+        proxy[0], int(proxy[2].strip("/")))})
+    return Case("", SAME, kubeconfig_env=ctx.write("config", config), proxy="http")
+
+
+# tls-server-name is used as written (Go never converts it): SNI by crypto/tls hostnameInSNI (no trailing dots;
+# none for an IP), verified by crypto/x509 VerifyHostname (a name that is not a valid host name matches a DNS
+# SAN only exactly). Names Python's ssl refuses as server_hostname once ended the plugin with exit 70.
+def _tls_server_name(ctx, name, server="main"):
+    return ctx.write("config", single(ctx, {"token": ctx.token("bob@example.com", server)}, server=server,
+                                      **{"tls-server-name": name}))
+
+
+def _name_refused(ctx, name):
+    return Case("", BOTH_REFUSE, kubeconfig_env=_tls_server_name(ctx, name),
+                plugin_error=r"is not trusted: x509: certificate is valid for localhost, not ",
+                kubectl_error=r"tls: |x509: ")
+
+
+@case
+def tls_server_name_nul(ctx):
+    return _name_refused(ctx, "\0")
+
+
+@case
+def tls_server_name_dot(ctx):
+    return _name_refused(ctx, ".")
+
+
+@case
+def tls_server_name_two_dots(ctx):
+    return _name_refused(ctx, "..")
+
+
+@case
+def tls_server_name_ideographic_full_stop(ctx):
+    return _name_refused(ctx, "\u3002")
+
+
+@case
+def tls_server_name_zero_width_space(ctx):
+    return _name_refused(ctx, "\u200b")
+
+
+@case
+def tls_server_name_dot_without_verification(ctx):
+    # Nothing is verified: kubectl connects (SNI: none, "." without its dot), and so must the plugin.
+    config = single(ctx, {"token": ctx.token("bob@example.com")}, **{
+        "tls-server-name": ".", "insecure-skip-tls-verify": True, "certificate-authority-data": None})
+    return Case("", SAME, kubeconfig_env=ctx.write("config", config))
+
+
+@case
+def tls_server_name_with_a_trailing_dot(ctx):
+    # kubectl sends SNI "localhost" and verifies "localhost." as "localhost".
+    return Case("", SAME, kubeconfig_env=_tls_server_name(ctx, "localhost."))
+
+
+@case
+def tls_server_name_matched_only_exactly(ctx):
+    return Case("", SAME, server="odd", kubeconfig_env=_tls_server_name(ctx, DOTS, "odd"))
+
+
+@case
+def tls_server_name_internationalized_is_not_converted(ctx):
+    # The certificate is for the name's IDNA form: kubectl compares the name as written, and refuses.
+    return Case("", BOTH_REFUSE, server="odd", kubeconfig_env=_tls_server_name(ctx, IDN_HOST, "odd"),
+                plugin_error=r"is not trusted: x509: certificate is valid for \.\., xn--bcher-kva\.example, not "
+                             r"b\u00fccher\.example", kubectl_error=r"tls: ")
+
+
+@case
+def server_host_internationalized_goes_out_in_its_idna_form(ctx):
+    # net/http dials, CONNECTs to, names in TLS and sends as Host the host's IDNA ASCII form.
+    config = single(ctx, {"token": ctx.token("bob@example.com", "odd")}, server="odd")
+    config["clusters"][0]["cluster"]["server"] = "https://%s:%d" % (IDN_HOST, ctx.servers.odd.port)
+    return Case("", SAME, server="odd", kubeconfig_env=ctx.write("config", config), proxy="http",
+                env={"HTTPS_PROXY": ctx.servers.http_proxy.url})
+
+
+@case
+def server_host_without_an_idna_form(ctx):
+    config = single(ctx, {"token": ctx.token("bob@example.com")})
+    config["clusters"][0]["cluster"]["server"] = "https://\u3002:%d" % ctx.main.port
+    return Case("", BOTH_REFUSE, kubeconfig_env=ctx.write("config", config),
+                plugin_error=r"its host has no IDNA \(ASCII\) form", kubectl_error=r"lookup \.|no such host")
 
 
 @case

@@ -63,6 +63,7 @@ _GO_FIRST = frozenset("+-0123456789.yYnNtTfFoO~")  # resolve.go's resolveTable: 
 # strconv.ParseInt(s, 0, 64) after go-yaml removed every "_": sign, then 0x / 0o / 0b / leading-0 octal / decimal.
 _GO_INT = r"([-+]?)(?:0[xX]([0-9a-fA-F]+)|0[oO]([0-7]+)|0[bB]([01]+)|0([0-7]*)|([1-9][0-9]*))\Z"
 _GO_INT_BASES = (16, 8, 2, 8, 10)
+_GO_INT_DIGITS = (16, 22, 64, 22, 20)  # digits of 2**64 - 1 in each base (leading zeros not counted)
 _GO_FLOAT = r"[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?\Z"  # yamlStyleFloat
 _GO_DOT_FLOAT = r"\.[0-9]+(?:[eE][-+]?[0-9]+)?\Z"  # strconv.ParseFloat of a plain "." scalar
 
@@ -72,7 +73,9 @@ def resolve_go_yaml(text):
 
     None, a bool, an int (int64 or uint64 range), a float (maybe infinite or NaN) or ``text``
     itself. Timestamps stay strings, as go-yaml v2 leaves them when decoding into interface{}.
-    Numbers out of the int64/uint64 range become floats when written in decimal, else strings.
+    Numbers out of the int64/uint64 range become floats when written in decimal and inside float64's range,
+    else strings: a decimal integer of 5,000 digits is a string, as kubectl 1.37 reads it (strconv.ParseInt,
+    ParseUint and ParseFloat all fail), never Python's ValueError of a too long integer string.
     """
     if text in _GO_TABLE:
         return _GO_TABLE[text]
@@ -89,12 +92,13 @@ def resolve_go_yaml(text):
     match = re.match(_GO_INT, plain)
     if match is not None:
         index = next(i for i, group in enumerate(match.groups()[1:]) if group is not None)
-        digits = match.group(index + 2)
-        value = int(digits, _GO_INT_BASES[index]) if digits else 0
-        if match.group(1) == "-":
-            value = -value
-        if -(1 << 63) <= value < (1 << 63) or (not match.group(1) and value < (1 << 64)):
-            return value
+        digits = match.group(index + 2).lstrip("0")
+        if len(digits) <= _GO_INT_DIGITS[index]:  # longer is out of range, and past Python's int-parsing limit
+            value = int(digits, _GO_INT_BASES[index]) if digits else 0
+            if match.group(1) == "-":
+                value = -value
+            if -(1 << 63) <= value < (1 << 63) or (not match.group(1) and value < (1 << 64)):
+                return value
     if re.match(_GO_FLOAT, plain):
         value = float(plain)
         if value not in (float("inf"), float("-inf")):  # strconv.ParseFloat: out of range is an error
@@ -258,7 +262,10 @@ def _core_plain(text):
     first = text[0]
     if first in _NUMBER_FIRST:
         if re.match(_DECIMAL, text):
-            return int(text)
+            try:
+                return int(text)
+            except ValueError:  # past Python's int-parsing limit: the full reader says "integer too large"
+                raise _Outside() from None
         if re.match(_OTHER_NUMBER, text, re.X):
             raise _Outside()
     elif first in "~nNtTfF":

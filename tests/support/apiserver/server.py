@@ -194,6 +194,20 @@ class APIServer:
             obj.setdefault("metadata", {}).setdefault("namespace", self.operator_namespace)
         return self.store.put(obj, self.now)
 
+    def add_rollouts(self, count, size=0, prefix="rollout-bulk-", role="install"):
+        """Store ``count`` copies of the rollout fixture ``role`` named ``prefix`` + a 4-digit number, each
+        made about ``size`` bytes of JSON by an annotation of that many characters (a large list made here,
+        not read from fixture files); their names."""
+        template = copy.deepcopy(self.fixture(role))
+        labels = dict(template["metadata"].get("labels") or {})
+        annotations = {"test.aicr.run/padding": "x" * size} if size else {}
+        names = []
+        for index in range(count):
+            template["metadata"] = {"name": "%s%04d" % (prefix, index), "labels": labels,
+                                    "annotations": annotations}
+            names.append(self.put_object(template)["metadata"]["name"])
+        return names
+
     def delete_object(self, kind, name, namespace=None):
         """Remove an object; True if it existed."""
         res = resource_for(kind)
