@@ -120,7 +120,7 @@ if [[ "$mode" == pin ]]; then pin_modules; exit 0; fi
 
 cache_root="${AICR_REAL_APISERVER_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/kubectl-aicr/real-apiserver}"
 
-sum_of() { sha256sum "$1/go.mod" "$1/go.sum" | sha256sum | cut -c1-16; }
+sum_of() { cat "$1/go.mod" "$1/go.sum" | sha256sum | cut -c1-16; }  # as real_apiserver.py _module_sum
 manifest() {  # the pins a cache was built with; tests/support/real_apiserver.py checks the same lines
   local v="$1" etcd="${pin[ETCD_FOR_$1]}"
   cat <<MANIFEST

@@ -186,7 +186,7 @@ class _LabelSelectorParser:
         kind, literal = self.consume(False)
         ops = {"in": "in", "eq": "=", "eqeq": "=", "gt": ">", "lt": "<", "notin": "notin", "neq": "!="}
         if kind not in ops:
-            raise _SelectorError("found '%s', expected: '=', '!=', '==', 'in', notin'" % literal)
+            raise _SelectorError("found '%s', expected: in, notin, =, ==, !=, gt, lt" % literal)
         return ops[kind]
 
     def values(self):
@@ -241,10 +241,12 @@ class _LabelSelectorParser:
     def check_key(key):
         errs = _qualified_name_errors(key)
         if errs:
-            raise _SelectorError("invalid label key %s: %s" % (go_quote(key), "; ".join(errs)))
+            # validateLabelKey(k, p.path) with the parser's nil path: field.Invalid's "<nil>: Invalid value: ..."
+            raise _SelectorError("<nil>: Invalid value: %s: %s" % (go_quote(key), "; ".join(errs)))
 
     def new_requirement(self, key, op, values):
-        """``NewRequirement``: the checks of v1.20, in its order."""
+        """``NewRequirement`` (k8s.io/apimachinery ``pkg/labels/selector.go``): its checks in its order, each a
+        field.Error at ``values[i]`` (a label value's at ``values[i][key]``); the first is raised."""
         self.check_key(key)
         if op in ("in", "notin") and not values:
             raise _SelectorError("for 'in', 'notin' operators, values set can't be empty")
@@ -253,13 +255,15 @@ class _LabelSelectorParser:
         if op in (">", "<"):
             if len(values) != 1:
                 raise _SelectorError("for 'Gt', 'Lt' operators, exactly one value is required")
-            if any(_go_int64(v) is None for v in values):
-                raise _SelectorError("for 'Gt', 'Lt' operators, the value must be an integer")
-        for value in values:
+            for i, value in enumerate(sorted(values)):
+                if _go_int64(value) is None:
+                    raise _SelectorError("values[%d]: Invalid value: %s: for 'Gt', 'Lt' operators, the value must "
+                                         "be an integer" % (i, go_quote(value)))
+        for i, value in enumerate(sorted(values)):
             errs = _label_value_errors(value)
             if errs:
-                raise _SelectorError("invalid label value: %s: at key: %s: %s" % (
-                    go_quote(value), go_quote(key), "; ".join(errs)))
+                raise _SelectorError("values[%d][%s]: Invalid value: %s: %s" % (i, key, go_quote(value),
+                                                                                "; ".join(errs)))
         return key, op, values
 
 
