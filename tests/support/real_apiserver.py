@@ -380,6 +380,7 @@ class RealAPIServer:
             self.binaries["kube-apiserver"],
             "--bind-address=127.0.0.1",
             "--advertise-address=127.0.0.1",
+            "--endpoint-reconciler-type=none",  # no kubernetes Service endpoint (1.37 refuses a loopback one)
             "--secure-port=%d" % self.port,
             "--etcd-servers=" + self.etcd_url,
             "--tls-cert-file=" + serving.cert,
