@@ -108,6 +108,8 @@ class APIServer:
         # Hostile response headers for fuzzing, {name: value}: "Date" replaces the clock's; "Content-Type"
         # and "Content-Length" replace the real ones (the connection then closes after the answer).
         self.header_values = {}
+        # Texts sent as ``Warning: 299 - "<text>"`` headers on every answer (a deprecated version, a Warn policy).
+        self.warnings = []
         self._httpd = None
         self._thread = None
         self.url = None
@@ -635,7 +637,8 @@ class APIServer:
             "reason")
         before = ((_spec(old).get("approval") or {}) if isinstance(_spec(old).get("approval"), dict) else {}).get(
             "reason")
-        if isinstance(reason, str) and reason != before and len(reason.encode("utf-8")) > 1024:
+        # kube-openapi's MaxLength counts characters (utf8.RuneCountInString); field.TooLong's text says "bytes"
+        if isinstance(reason, str) and reason != before and len(reason) > 1024:
             message = "Too long: may not be more than 1024 bytes"
             raise APIError(status(422, "Invalid", '%s.%s %s is invalid: spec.approval.reason: %s' % (
                 res.kind, res.group, go_quote(name), message), details(name, res.group, res.kind, [
