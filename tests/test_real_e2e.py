@@ -633,7 +633,7 @@ def test_dry_run_stores_nothing_on_the_real_server(run, cluster, audit, command,
         assert sent == []
         return
     # the server ran its admission (the policies allowed it: 200) and stored nothing
-    assert [(p.query, p.status, p.user) for p in sent] == [("dryRun=All", 200, "alice@example.com")]
+    assert [(p.query, p.status, p.user) for p in sent] == [("dryRun=All&fieldManager=kubectl-aicr&fieldValidation=Strict", 200, "alice@example.com")]
 
 
 def test_server_dry_run_still_meets_the_operators_rules(run, cluster, audit):
@@ -645,5 +645,5 @@ def test_server_dry_run_still_meets_the_operators_rules(run, cluster, audit):
         'error: runtimerollouts.operator.aicr.run "%s" is forbidden: ValidatingAdmissionPolicy '
         "'aicr-rollout-revocation' with binding 'aicr-rollout-revocation-binding' denied request: "
         "spec.revocation cannot be set while status.phase is Validating" % name)
-    assert [(p.query, p.status) for p in patches(audit)] == [("dryRun=All", 422)]
+    assert [(p.query, p.status) for p in patches(audit)] == [("dryRun=All&fieldManager=kubectl-aicr&fieldValidation=Strict", 422)]
     assert cluster.get("validating") == before

@@ -148,7 +148,7 @@ def land(client, decision, dry_run="none"):
     if dry_run == "client":
         return None
     path = objects.rollout_path(decision.name)
-    query = {"dryRun": "All"} if dry_run == "server" else None
+    query = dict({"dryRun": "All"} if dry_run == "server" else {}, **WRITE_QUERY)
     for attempt in range(MAX_ATTEMPTS):
         if attempt:
             time.sleep(min(BACKOFF_SECONDS * 2 ** (attempt - 1), MAX_BACKOFF_SECONDS,
@@ -157,7 +157,7 @@ def land(client, decision, dry_run="none"):
             return client.request("PATCH", path, query=query, body=decision.patch, content_type=JSON_PATCH)
         except ApiError as exc:
             if not failed_precondition(exc):
-                raise
+                raise strict_refusal(exc) or exc
             refused, why = exc, "the server refused the write (%s)" % exc
         except TransportError as exc:
             refused = _unknown(decision, "%s" % exc)
@@ -187,6 +187,22 @@ def _remaining_or_unknown(client, decision):
         return client.deadline.remaining()
     except TransportError as exc:
         raise _unknown(decision, "%s, before the write could be sent again" % exc) from None
+
+
+#: Every write names its tool in managedFields (as kubectl's ``kubectl-patch``) and is decoded strictly: a field
+#: the CRD's structural schema does not declare is refused, never silently dropped (Kubernetes API concepts,
+#: "Field validation"; k8s.io/apiserver ``pkg/endpoints/handlers/patch.go``).
+WRITE_QUERY = {"fieldManager": "kubectl-aicr", "fieldValidation": "Strict"}
+
+
+def strict_refusal(exc):
+    """An ApiError advising the operator's release of the plugin when the server refused a write under
+    ``fieldValidation=Strict`` (400 BadRequest ``strict decoding error: unknown field ...``), else None."""
+    if exc.code != 400 or "strict decoding error" not in str(exc):
+        return None
+    return ApiError("%s; nothing was written: the cluster's RuntimeRollout schema does not declare a field this "
+                    "kubectl-aicr writes; use the kubectl-aicr of the operator's release" % exc,
+                    exc.code, exc.reason, exc.status)
 
 
 def failed_precondition(exc):
