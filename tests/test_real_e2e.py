@@ -32,6 +32,9 @@ from tests.support.text import check_awaiting_approval, command_lines, field
 
 pytestmark = [pytest.mark.real, pytest.mark.e2e]
 
+# the query of a --dry-run=server PATCH (commands/writes.py WRITE_QUERY after dryRun)
+DRY_RUN_QUERY = "dryRun=All&fieldManager=kubectl-aicr&fieldValidation=Strict"
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 KUBECTL = os.path.join(os.path.dirname(HERE), ".venv", "bin", "kubectl")
 FIXTURES = os.path.join(HERE, "fixtures")
@@ -633,7 +636,7 @@ def test_dry_run_stores_nothing_on_the_real_server(run, cluster, audit, command,
         assert sent == []
         return
     # the server ran its admission (the policies allowed it: 200) and stored nothing
-    assert [(p.query, p.status, p.user) for p in sent] == [("dryRun=All&fieldManager=kubectl-aicr&fieldValidation=Strict", 200, "alice@example.com")]
+    assert [(p.query, p.status, p.user) for p in sent] == [(DRY_RUN_QUERY, 200, "alice@example.com")]
 
 
 def test_server_dry_run_still_meets_the_operators_rules(run, cluster, audit):
@@ -645,5 +648,5 @@ def test_server_dry_run_still_meets_the_operators_rules(run, cluster, audit):
         'error: runtimerollouts.operator.aicr.run "%s" is forbidden: ValidatingAdmissionPolicy '
         "'aicr-rollout-revocation' with binding 'aicr-rollout-revocation-binding' denied request: "
         "spec.revocation cannot be set while status.phase is Validating" % name)
-    assert [(p.query, p.status) for p in patches(audit)] == [("dryRun=All&fieldManager=kubectl-aicr&fieldValidation=Strict", 422)]
+    assert [(p.query, p.status) for p in patches(audit)] == [(DRY_RUN_QUERY, 422)]
     assert cluster.get("validating") == before

@@ -66,7 +66,8 @@ def warnings_of_a_dry_run(server, name, reason):
 
 def put_crd(server, change):
     """Replace the RuntimeRollout CRD with ``change(crd)`` applied to the one of crds.yaml."""
-    crd = copy.deepcopy([d for d in read_yaml_documents(CRDS_FILE) if d["spec"]["names"]["kind"] == "RuntimeRollout"][0])
+    [crd] = [d for d in read_yaml_documents(CRDS_FILE) if d["spec"]["names"]["kind"] == "RuntimeRollout"]
+    crd = copy.deepcopy(crd)
     change(crd)
     current = server.request("GET", CRD)[1]
     crd["metadata"]["resourceVersion"] = current["metadata"]["resourceVersion"]
@@ -145,11 +146,10 @@ def test_a_field_the_crd_does_not_declare_is_refused_and_nothing_is_stored(run, 
         del approval["properties"]["expires"]
 
     def strict_refuses():
-        code, body = real_apiserver.request(
-            "PATCH", RR + "/" + rollout + "?dryRun=All&fieldValidation=Strict", [{"op": "add", "path": "/spec/approval",
-                                                                                "value": {"user": "bob@example.com",
-                                                                                          "expires": "x", "reason": "r"}}],
-            user="bob@example.com", content_type=JSON_PATCH)
+        add = [{"op": "add", "path": "/spec/approval",
+                "value": {"user": "bob@example.com", "expires": "x", "reason": "r"}}]
+        code, body = real_apiserver.request("PATCH", RR + "/" + rollout + "?dryRun=All&fieldValidation=Strict", add,
+                                            user="bob@example.com", content_type=JSON_PATCH)
         return code == 400
 
     put_crd(real_apiserver, without_expires)
