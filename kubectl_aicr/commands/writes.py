@@ -156,8 +156,10 @@ def land(client, decision, dry_run="none"):
         try:
             return client.request("PATCH", path, query=query, body=decision.patch, content_type=JSON_PATCH)
         except ApiError as exc:
+            if strict_refusal(exc) is not None:  # before failed_precondition: it is a 422 without details
+                raise strict_refusal(exc) from None
             if not failed_precondition(exc):
-                raise strict_refusal(exc) or exc
+                raise
             refused, why = exc, "the server refused the write (%s)" % exc
         except TransportError as exc:
             refused = _unknown(decision, "%s" % exc)
@@ -196,13 +198,15 @@ WRITE_QUERY = {"fieldManager": "kubectl-aicr", "fieldValidation": "Strict"}
 
 
 def strict_refusal(exc):
-    """An ApiError advising the operator's release of the plugin when the server refused a write under
-    ``fieldValidation=Strict`` (400 BadRequest ``strict decoding error: unknown field ...``), else None."""
-    if exc.code != 400 or "strict decoding error" not in str(exc):
+    """A RefusedError advising the operator's release when the server refused a write under
+    ``fieldValidation=Strict`` (a 422 ``"" is invalid: patch: Invalid value: "<the whole object>": strict decoding
+    error: unknown field "spec.approval.expires"``; the object is left out), else None."""
+    marker = "strict decoding error: "
+    if marker not in str(exc):
         return None
-    return ApiError("%s; nothing was written: the cluster's RuntimeRollout schema does not declare a field this "
-                    "kubectl-aicr writes; use the kubectl-aicr of the operator's release" % exc,
-                    exc.code, exc.reason, exc.status)
+    return RefusedError("the server refused the write: %s%s; nothing was written: the cluster's RuntimeRollout "
+                        "schema does not declare a field this kubectl-aicr writes; use the kubectl-aicr of the "
+                        "operator's release" % (marker, str(exc).rsplit(marker, 1)[1][:500]))
 
 
 def failed_precondition(exc):

@@ -40,7 +40,8 @@ def _regex_error(msg, fmt, *examples):
 
 
 def _qualified_name_errors(value):
-    """``validation.IsQualifiedName``: a list of error texts (empty when valid)."""
+    """A label key's checks (``validation.IsQualifiedName``) with the texts of kube-apiserver 1.37 (length limits in
+    bytes, "a valid label key" where 1.34 says "a qualified name"): a list of error texts (empty when valid)."""
     errs = []
     parts = value.split("/")
     if len(parts) == 1:
@@ -51,27 +52,27 @@ def _qualified_name_errors(value):
             errs.append("prefix part must be non-empty")
         else:
             if len(prefix) > 253:
-                errs.append("prefix part must be no more than 253 characters")
+                errs.append("prefix part must be no more than 253 bytes")
             if not _DNS1123_SUBDOMAIN.match(prefix):
                 errs.append("prefix part " + _regex_error(_DNS1123_SUBDOMAIN_MSG, _DNS1123_SUBDOMAIN_FMT,
                                                           "example.com"))
     else:
-        return ["a qualified name " + _regex_error(_QNAME_MSG, _QNAME_FMT, "MyName", "my.name", "123-abc")
+        return ["a valid label key " + _regex_error(_QNAME_MSG, _QNAME_FMT, "MyName", "my.name", "123-abc")
                 + " with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')"]
     if not name:
         errs.append("name part must be non-empty")
     elif len(name) > 63:
-        errs.append("name part must be no more than 63 characters")
+        errs.append("name part must be no more than 63 bytes")
     if not _QNAME.match(name):
         errs.append("name part " + _regex_error(_QNAME_MSG, _QNAME_FMT, "MyName", "my.name", "123-abc"))
     return errs
 
 
 def _label_value_errors(value):
-    """``validation.IsValidLabelValue``."""
+    """``validation.IsValidLabelValue`` (1.37's texts: the length limit in bytes)."""
     errs = []
     if len(value) > 63:
-        errs.append("must be no more than 63 characters")
+        errs.append("must be no more than 63 bytes")
     if not _LABEL_VALUE.match(value):
         errs.append(_regex_error(_LABEL_VALUE_MSG, _LABEL_VALUE_FMT, "MyValue", "my_value", "12345"))
     return errs
