@@ -265,16 +265,16 @@ def test_status_bodies(real_apiserver, loaded):
 
 
 def write_markdown(path, rows, server):
-    pins = read_versions()
     lines = [
         "# Status bodies of a real kube-apiserver",
         "",
         "Observed by `tests/test_real_apiserver.py::test_status_bodies` against kube-apiserver %s "
-        "(built from the Go module proxy by `make real-apiserver`%s) with the CRDs of "
+        "(built from the Go module proxy by `make real-apiserver`) with the CRDs of "
         "`tests/real_apiserver/crds.yaml` and the RBAC of `tests/real_apiserver/rbac.yaml`. Regenerate with "
-        "`AICR_REAL_OBSERVED_OUT=tests/real_apiserver_observed.md AICR_REQUIRE_REAL_APISERVER=1 "
+        "`AICR_REAL_APISERVER_VERSION=%s AICR_REAL_OBSERVED_OUT=tests/real_apiserver_observed.md "
+        "AICR_REQUIRE_REAL_APISERVER=1 "
         ".venv/bin/python -m pytest -q -m real tests/test_real_apiserver.py`."
-        % (server.version, ""),
+        % (server.version, server.version),
         "",
         "Rollout names are the smoke test's (`rollout-5e5e5e5e5e5e5e5e-N`); users as in "
         "`tests/support/real_apiserver.py`. An error body is shown byte for byte as received (one line of "
@@ -290,9 +290,11 @@ def write_markdown(path, rows, server):
         "(json-patch v4 treats absent as null); on a member that is set, it fails with the 422 above. "
         "A `test` with a non-null value on an absent path fails with the same 422.",
         "- RBAC is decided before the resource is looked up: a user without `get` sees 403 for a "
-        "rollout that does not exist, and a resource the server does not serve (SelfSubjectReview on "
-        "v1.20) is 403 for a user and, only for system:masters, 404 with the generic message "
-        "`the server could not find the requested resource` and empty `details`.",
+        "rollout that does not exist. Every authenticated user may create a SelfSubjectReview (201); "
+        "`system:anonymous` may not (403).",
+        "- A strict-decoding refusal of a JSON patch (`fieldValidation=Strict`, a field the schema does not "
+        "declare) is also a 422 without `details`, its message echoing the whole patched object: "
+        "commands/writes.py tells it from a failed `test` by its text (tests/test_real_writes.py).",
         "- `details.kind` is the plural resource (`runtimerollouts`) in 403/404/409 bodies, but the "
         "Kind (`RuntimeRollout`) in a 422 from schema validation.",
         "",
@@ -306,6 +308,9 @@ def write_markdown(path, rows, server):
                 lines += ["(no newline at the end of the body)", ""]
         else:
             obj = json.loads(body)
-            lines += ["Succeeded; `spec.approval` is now `%s`." % json.dumps(obj["spec"].get("approval")), ""]
+            if "spec" in obj:
+                lines += ["Succeeded; `spec.approval` is now `%s`." % json.dumps(obj["spec"].get("approval")), ""]
+            else:
+                lines += ["```json", body.rstrip("\n"), "```", ""]
     with open(path, "w", encoding="utf-8") as f:
         f.write("\n".join(lines))
