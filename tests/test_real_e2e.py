@@ -650,3 +650,37 @@ def test_server_dry_run_still_meets_the_operators_rules(run, cluster, audit):
         "spec.revocation cannot be set while status.phase is Validating" % name)
     assert [(p.query, p.status) for p in patches(audit)] == [(DRY_RUN_QUERY, 422)]
     assert cluster.get("validating") == before
+
+
+# --------------------------------------------------------------------------- kubectl beside the plugin
+
+
+def test_kubectl_get_and_get_raw_read_what_describe_and_list_show(run, cluster, tmp_path):
+    """`kubectl get runtimerollouts` (the CRD's printer columns) and `kubectl get --raw` (the stored object) on
+    the same server: the phase, UID and names the plugin's describe and list print are the server's."""
+    import subprocess
+    from tests.support.text import list_table
+    config = cluster.kubeconfig("carol@example.com")
+
+    def kubectl(*args):
+        out = subprocess.run([KUBECTL, "--kubeconfig", config, "--cache-dir", str(tmp_path / "cache")] + list(args),
+                             capture_output=True, text=True, timeout=60)
+        assert out.returncode == 0, out.stderr
+        return out.stdout
+
+    name = cluster.name("awaiting-approval")
+    described = run("describe", name, kubeconfig=config)
+    assert described.returncode == 0, described.stderr
+    raw = json.loads(kubectl("get", "--raw", RR + "/" + name))
+    assert field(described.stdout, "UID") == raw["metadata"]["uid"]
+    assert field(described.stdout, "Phase") == raw["status"]["phase"]
+    header, row = kubectl("get", "runtimerollouts", name).splitlines()
+    assert header.split()[:3] == ["NAME", "PHASE", "OUTCOME"] and row.split()[:2] == [name, raw["status"]["phase"]]
+    listed = run("list", kubeconfig=config)
+    assert listed.returncode == 0, listed.stderr
+    rows, names = list_table(listed.stdout)
+    known = {line.split("/", 1)[1] for line in kubectl("get", "aicrro", "-o", "name").split()}
+    assert names and set(names) <= known
+    phases = {i["metadata"]["name"]: (i.get("status") or {}).get("phase")
+              for i in json.loads(kubectl("get", "--raw", RR))["items"]}
+    assert all(rows[n]["PHASE"] == phases[n] for n in names), (rows, phases)
