@@ -39,13 +39,22 @@ test: $(STAMP) build
 test-pythons: $(STAMP) build
 	$(VPY) tests/run_pythons.py --pyenv-root "$(PYENV_ROOT)"
 
-# A real kube-apiserver + etcd built from Debian bookworm packages only (tests/real_apiserver/README.md);
-# cached in ~/.cache/kubectl-aicr/real-apiserver/<version>, so a second run is instant.
+# A real kube-apiserver + etcd, built from the Go module proxy at the versions of
+# tests/real_apiserver/versions.env (tests/real_apiserver/README.md); cached in
+# ~/.cache/kubectl-aicr/real-apiserver/<version>, so a second run is instant.
+# KUBE_VERSION=v1.37.2 (one of them) builds and tests only that one; default: all.
+KUBE_VERSION ?=
 real-apiserver:
-	bash tests/real_apiserver/build.sh
+	bash tests/real_apiserver/build.sh $(KUBE_VERSION)
 
+# The `real` tests once per version, each run preceded by its server's --version line; every version runs,
+# and the target fails if any did.
 test-real: $(STAMP) build real-apiserver
-	AICR_REQUIRE_REAL_APISERVER=1 $(VPY) -m pytest -q -m real tests
+	@failed=""; for v in $$(bash tests/real_apiserver/build.sh --check $(KUBE_VERSION) 2>/dev/null | cut -d' ' -f1); do \
+	  bin=$$(bash tests/real_apiserver/build.sh --check $$v 2>/dev/null | cut -d' ' -f2); \
+	  echo "== real tier on $$($$bin --version) ($$bin)"; \
+	  AICR_REAL_APISERVER_VERSION=$$v AICR_REQUIRE_REAL_APISERVER=1 $(VPY) -m pytest -q -m real tests || failed="$$failed $$v"; \
+	done; if [ -n "$$failed" ]; then echo "== real tier failed on:$$failed"; exit 1; fi
 
 test-all: test test-pythons test-real
 

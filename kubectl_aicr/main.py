@@ -89,6 +89,8 @@ def _main(argv):
             output.write_lines(shown.text.rstrip("\n").split("\n"))
             return 0
         cli.warn_unused_flags(invocation)
+        from .kube import warning_headers
+        warning_headers.handler = output.server_warning  # as kubectl's rest.SetDefaultWarningHandler
         from . import helpers
         helpers.end_on_termination()
         return _command(invocation.command)(invocation)

@@ -321,6 +321,12 @@ def warning(message):
     _to_stderr("warning: %s" % safe(message))
 
 
+def server_warning(text):
+    """Write an API server's warning as kubectl does, ``Warning: <text>`` on stderr (client-go ``WarningWriter``),
+    escaped like all cluster text (kube/warning_headers.py calls it once per distinct text)."""
+    _to_stderr("Warning: %s" % safe(text))
+
+
 def error(message):
     """Write ``error: <message>`` to stderr, escaped (one line whatever the message holds)."""
     _to_stderr("error: %s" % safe(message))

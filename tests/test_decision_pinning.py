@@ -20,6 +20,9 @@ from tests.support.plugin import base_env, plugin_command
 
 pytestmark = pytest.mark.e2e
 
+# the query of a --dry-run=server PATCH (commands/writes.py WRITE_QUERY after dryRun)
+DRY_RUN_QUERY = "dryRun=All&fieldManager=kubectl-aicr&fieldValidation=Strict"
+
 ALICE = "alice@example.com"
 ARGS = {"approve": ["--reason", "Maintenance window"], "revoke": ["--reason", "Stop"], "acknowledge": []}
 # What each command writes, and the fields its decision rests on (as the command's first read saw them).
@@ -337,14 +340,14 @@ def test_dry_run_stores_nothing(run, api_server, kubeconfig_for, command, mode):
         line = [x for x in result.stdout.splitlines() if x.startswith("would send: PATCH ")]
         assert len(line) == 1 and '"op": "test", "path": "/metadata/uid"' in line[0]
     else:
-        assert len(sent) == 1 and sent[0].query == "dryRun=All" and sent[0].status == 200
+        assert len(sent) == 1 and sent[0].query == DRY_RUN_QUERY and sent[0].status == 200
 
 
 def test_server_dry_run_is_judged_by_admission(run, api_server, kubeconfig_for):
     name = api_server.fixture_name("validating")
     result = run("revoke", name, "--reason", "r", "--dry-run=server", kubeconfig=kubeconfig_for(ALICE))
     assert result.returncode == 1 and "ValidatingAdmissionPolicy" in result.stderr
-    assert [r.query for r in patches(api_server)] == ["dryRun=All"]
+    assert [r.query for r in patches(api_server)] == [DRY_RUN_QUERY]
 
 
 @pytest.mark.parametrize("flag,words", [("--dry-run=maybe", 'Invalid dry-run value (maybe). Must be "none", '

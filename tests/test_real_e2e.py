@@ -1,15 +1,15 @@
 """describe, reproduce, approve, revoke and acknowledge, end to end, against a REAL kube-apiserver (the ``real`` tier).
 
 dist/kubectl-aicr runs as a process, as in tests/test_describe.py, tests/test_reproduce.py and
-tests/test_writes.py, but against kube-apiserver v1.20.2 + etcd (tests/support/real_apiserver.py) loaded with
+tests/test_writes.py, but against a real kube-apiserver + etcd (tests/support/real_apiserver.py) loaded with
 tests/fixtures. The real server assigns uid, resourceVersion and creationTimestamp itself
 (``load_objects`` drops the fixtures' values), so these tests assert on what it returns.
 
-Writes go through the identity front (tests/support/identity_front.py), because v1.20 has no
-SelfSubjectReview: the front answers that one request for the user it authenticated and
-forwards the rest impersonating that user. The operator's admission rules are a validating
-webhook registered on the real server (tests/support/admission_webhook.py). What the plugin does on
-the bare server (refuses to write, says why) is asserted too.
+The plugin talks to kube-apiserver itself, with nothing of the project's in between: SelfSubjectReview is
+the server's own, and the operator's admission rules are the server's ValidatingAdmissionPolicies
+(tests/real_apiserver/admission-policies.yaml). The requests a command sent are read from the server's audit
+log (tests/support/audit_sink.py), which is also where another client's write is landed while a command's
+request waits. Every test here runs on each pinned version (``make test-real``).
 """
 
 import copy
@@ -25,14 +25,18 @@ from tests.support import interpositions
 from tests import test_decision_pinning as pinning
 from tests import test_writes as writes
 from tests.support.apiserver import FIXTURE_ANNOTATION, load_fixtures
-from tests.support import admission_webhook, identity_front
-from tests.support.real_apiserver import real_apiserver  # noqa: F401  (session fixture)
+from tests.support import audit_sink
+from tests.support.real_apiserver import HARNESS_AGENT, real_apiserver  # noqa: F401  (session fixture)
 from tests.support.plugin import describe
 from tests.support.text import check_awaiting_approval, command_lines, field
 
 pytestmark = [pytest.mark.real, pytest.mark.e2e]
 
+# the query of a --dry-run=server PATCH (commands/writes.py WRITE_QUERY after dryRun)
+DRY_RUN_QUERY = "dryRun=All&fieldManager=kubectl-aicr&fieldValidation=Strict"
+
 HERE = os.path.dirname(os.path.abspath(__file__))
+KUBECTL = os.path.join(os.path.dirname(HERE), ".venv", "bin", "kubectl")
 FIXTURES = os.path.join(HERE, "fixtures")
 GROUP_VERSION = "operator.aicr.run/v1alpha1"
 RR = "/apis/operator.aicr.run/v1alpha1/runtimerollouts"
@@ -308,70 +312,45 @@ def test_describe_and_reproduce_change_nothing_in_the_cluster(run, cluster, tmp_
     assert cluster.versions() == before
 
 
-# --------------------------------------------------------------------------- writes without SelfSubjectReview
-
-
-@pytest.mark.parametrize("command,role", [
-    (["approve", "--reason", "r"], "awaiting-approval"),
-    (["revoke", "--reason", "r"], "approved-rolling-out"),
-    (["acknowledge"], "awaiting-acknowledgement"),
-])
-def test_writes_refuse_when_the_server_has_no_self_subject_review(run, cluster, command, role):
-    before = cluster.get(role)
-    result = run(command[0], cluster.name(role), *command[1:], kubeconfig=cluster.kubeconfig("bob@example.com"))
-    assert result.returncode == 1 and result.stdout == ""
-    assert result.stderr == (
-        "error: the API server refused the SelfSubjectReview that tells who you are (it needs Kubernetes 1.28 "
-        "or newer, where every user may create one): selfsubjectreviews.authentication.k8s.io is forbidden: User "
-        '"bob@example.com" cannot create resource "selfsubjectreviews" in API group "authentication.k8s.io" at '
-        "the cluster scope; nothing was written\n")
-    # system:masters passes RBAC and meets the missing resource: 404
-    result = run(command[0], cluster.name(role), *command[1:], kubeconfig=cluster.kubeconfig("admin"))
-    assert result.returncode == 1
-    assert result.stderr == ("error: the API server does not offer SelfSubjectReview (authentication.k8s.io/v1, "
-                             "Kubernetes 1.28 or newer), so your username cannot be learned; nothing was written\n")
-    assert cluster.get(role)["metadata"]["resourceVersion"] == before["metadata"]["resourceVersion"]
-
-
-# --------------------------------------------------------------------------- writes through the identity front
+# --------------------------------------------------------------------------- writes
 #
-# The plugin talks to the identity front (tests/support/identity_front.py): it answers SelfSubjectReview with the user it
-# authenticated (client certificate against the cluster CA, token through a TokenReview on this server) and
-# forwards everything else to the real server impersonating that user. Reads, RBAC, the JSON patches and their
-# `test` operations, etcd and the admission webhook (tests/support/admission_webhook.py, the operator's rules) are the
-# real server's.
+# The plugin talks to kube-apiserver itself: SelfSubjectReview, RBAC, the JSON patches and their `test`
+# operations, etcd and the operator's ValidatingAdmissionPolicies (tests/real_apiserver/admission-policies.yaml)
+# are all the server's. What the tests read of the requests comes from the server's audit log
+# (tests/support/audit_sink.py, RealAPIServer.requests).
 
 
 WRITE_ROLES = ("awaiting-approval", "approved-rolling-out", "awaiting-acknowledgement", "validating")
+SSR = "/apis/authentication.k8s.io/v1/selfsubjectreviews"
 
 
 @pytest.fixture
-def front(cluster):
-    """The identity front with an empty request log; the rollouts the write tests touch are put back after."""
-    cluster.server.front.clear()
-    cluster.server.webhook.clear()
-    yield cluster.server.front
-    cluster.server.front.clear()
+def audit(cluster):
+    """The server's audit log, emptied; the rollouts the write tests touch are put back after."""
+    cluster.server.clear_requests()
+    yield cluster.server
+    cluster.server.clear_requests()
     cluster.server.load_objects([cluster.given[role] for role in WRITE_ROLES])
 
 
 @pytest.fixture
-def as_test_server(cluster, front):
+def as_test_server(cluster, audit):
     return RealServerAsTestServer(cluster)
 
 
 class RealServerAsTestServer:
     """The parts of tests/support/apiserver/'s APIServer that the write tests of tests/test_writes.py and
-    tests/test_decision_pinning.py use, on the real server: objects by fixture role, kubeconfigs through the
-    identity front, the front's request log, and ``interpose``, which lands a change with real requests
-    (RealAPIServer.apply_action) from the front and logs it as an ``INTERPOSE`` record, as the test server does.
-    So the very same test bodies judge both servers."""
+    tests/test_decision_pinning.py use, on the real server: objects by fixture role, kubeconfigs for the
+    server itself, its audit log as the request log, and ``interpose``, which lands a change with real
+    requests (RealAPIServer.apply_action) while the command's request waits at the server's audit stage, and
+    logs it as an ``INTERPOSE`` record, as the test server does. So the very same test bodies judge both
+    servers."""
 
     operator_namespace = "aicr-system"
 
     def __init__(self, cluster):
         self.cluster = cluster
-        self.front = cluster.server.front
+        self.server = cluster.server
 
     def fixture_name(self, role):
         return self.cluster.name(role)
@@ -380,102 +359,129 @@ class RealServerAsTestServer:
         return self.cluster.get(role)
 
     def write_kubeconfig(self, path, user="alice@example.com"):
-        return self.cluster.server.write_kubeconfig(path, user=user, front=True)
+        return self.server.write_kubeconfig(path, user=user)
 
     def kubeconfig(self, users):
         [user] = users
-        return self.cluster.server.kubeconfig(user, front=True)
+        return self.server.kubeconfig(user)
 
     def get_object(self, kind, name):
         assert kind == "RuntimeRollout", kind
-        return self.cluster.server.get("operator.aicr.run/v1alpha1", kind, name)
+        return self.server.get("operator.aicr.run/v1alpha1", kind, name)
 
     @property
     def requests(self):
-        return self.front.requests
+        return self.server.requests
+
+    def clear_requests(self):
+        self.server.clear_requests()
 
     def interpose(self, name, actions, when="before-patch"):
         path = RR + "/" + name
 
         def land(record):
             for action in actions:
-                self.cluster.server.apply_action(action)
-            self.front.log(identity_front.Record("INTERPOSE", path, when, "application/json",
-                                                 json.dumps(actions).encode()))
+                self.server.apply_action(action)
+            self.server.audit.log(audit_sink.Record("INTERPOSE", path, when, None, None,
+                                                    json.dumps(actions).encode()))
+
+        def the_plugins(record):
+            return record.user_agent != HARNESS_AGENT
 
         if when == "before-patch":
-            self.front.interpose(land, "PATCH", path, "before")
+            self.server.audit.interpose(land, "PATCH", path, "before", the_plugins)
         else:
-            self.front.interpose(land, "GET", path, "after")
+            self.server.audit.interpose(land, "GET", path, "after", the_plugins)
 
 
-def via_front(cluster, user="alice@example.com", style=None):
-    path = os.path.join(cluster.workdir, "front-%s-%s" % (user.split("@")[0], style or "default"))
-    return cluster.server.write_kubeconfig(path, user=user, style=style, front=True)
+def patches(server):
+    return [r for r in server.requests if r.method == "PATCH"]
 
 
-def patches(front):
-    return [r for r in front.requests if r.method == "PATCH"]
+def self_subject_review(cluster, **who):
+    code, body = cluster.server.request("POST", SSR, {"apiVersion": "authentication.k8s.io/v1",
+                                                      "kind": "SelfSubjectReview"}, **who)
+    assert code == 201, body
+    return body["status"]["userInfo"]
 
 
-def test_the_front_answers_self_subject_review_with_the_authenticated_user(cluster, front):
-    review = {"apiVersion": "authentication.k8s.io/v1", "kind": "SelfSubjectReview"}
-    for user, style in (("alice@example.com", "cert"), ("bob@example.com", None), ("approver-07", None)):
-        code, body = front_request(cluster, "POST", "/apis/authentication.k8s.io/v1/selfsubjectreviews", review,
-                                   user=user, cert=style == "cert")
-        assert code == 201, body
-        info = body["status"]["userInfo"]
-        assert info["username"] == user
-        assert set(info["groups"]) == {"aicr-approvers", "system:authenticated"}
-    code, body = front_request(cluster, "GET", RR, token="not-a-valid-token")
-    assert (code, body["reason"], body["message"]) == (401, "Unauthorized", "Unauthorized")
-    # anonymous: forwarded, so the real server's RBAC answers
-    code, body = front_request(cluster, "POST", "/apis/authentication.k8s.io/v1/selfsubjectreviews", review)
-    assert code == 403 and 'User "system:anonymous" cannot create' in body["message"], body
+@pytest.mark.parametrize("user,style", [("alice@example.com", "cert-files"), ("bob@example.com", "token"),
+                                        ("approver-07", "token")])
+def test_approve_records_the_username_the_servers_own_self_subject_review_reports(run, cluster, audit, user,
+                                                                                 style):
+    """SelfSubjectReview is kube-apiserver's own (authentication.k8s.io/v1): for a client certificate the CN,
+    for a static token the token file's name; the plugin records exactly that."""
+    info = self_subject_review(cluster, user=user) if style == "token" else None
+    if style == "cert-files":
+        import subprocess
+        out = subprocess.run([KUBECTL, "--kubeconfig", cluster.kubeconfig(user, style), "auth", "whoami", "-o",
+                              "json"], capture_output=True, text=True, timeout=60)
+        assert out.returncode == 0, out.stderr
+        info = json.loads(out.stdout)["status"]["userInfo"]
+    assert info["username"] == user and "system:authenticated" in info["groups"]
+    audit.clear_requests()
+    name = cluster.name("awaiting-approval")
+    result = run("approve", name, "--reason", "r", kubeconfig=cluster.kubeconfig(user, style))
+    assert result.returncode == 0, result.stderr
+    assert cluster.get("awaiting-approval")["spec"]["approval"]["user"] == info["username"]
+    [review] = [r for r in audit.requests if r.path == SSR]
+    assert (review.method, review.status, review.user) == ("POST", 201, user)
 
 
-def front_request(cluster, method, path, body=None, user=None, token=None, cert=False):
-    """One request to the identity front: as ``user`` (token, or its client certificate with ``cert``),
-    an explicit bearer ``token``, or anonymous."""
-    import ssl
-    import urllib.error
-    import urllib.request
-    server = cluster.server
-    ctx = ssl.create_default_context(cafile=server.ca_file)
-    headers = {"Accept": "application/json"}
-    if cert:
-        files = server.client_cert_files(user)
-        ctx.load_cert_chain(files.cert, files.key)
-    elif user or token:
-        headers["Authorization"] = "Bearer " + (token or server.token(user))
-    data = None
-    if body is not None:
-        data = json.dumps(body).encode()
-        headers["Content-Type"] = "application/json"
-    req = urllib.request.Request(server.front.url + path, data=data, method=method, headers=headers)
-    try:
-        with urllib.request.urlopen(req, context=ctx, timeout=30) as r:
-            return r.status, json.loads(r.read().decode())
-    except urllib.error.HTTPError as e:
-        return e.code, json.loads(e.read().decode())
+def test_an_impersonated_approval_records_the_impersonated_user(run, cluster, audit):
+    """``--as bob@example.com`` with admin's certificate: the server's SelfSubjectReview reports the
+    impersonated user (bob, with only the groups --as-group names, plus system:authenticated), RBAC judges
+    bob, and the approval names bob; the audit log shows admin as the authenticated user behind it."""
+    admin = cluster.kubeconfig("admin")
+    info = self_subject_review(cluster, user="admin", impersonate="bob@example.com")
+    assert info["username"] == "bob@example.com" and info["groups"] == ["system:authenticated"]
+    name = cluster.name("awaiting-approval")
+    result = run("approve", name, "--reason", "r", "--as", "bob@example.com", kubeconfig=admin)
+    assert result.returncode == 0, result.stderr
+    assert cluster.get("awaiting-approval")["spec"]["approval"]["user"] == "bob@example.com"
+    assert result.stdout.splitlines()[0].startswith("rollout %s approved by bob@example.com until " % name)
+    [patch] = patches(audit)
+    assert (patch.user, patch.authenticated, patch.status) == ("bob@example.com", "admin", 200)
+    # impersonating a user who may not patch: the server's RBAC refuses, as that user
+    cluster.restore("awaiting-approval")
+    result = run("approve", name, "--reason", "r", "--as", "carol@example.com", kubeconfig=admin)
+    assert result.returncode == 1
+    assert result.stderr.splitlines()[-1].endswith(
+        'User "carol@example.com" cannot patch resource "runtimerollouts" in API group "operator.aicr.run" at '
+        "the cluster scope"), result.stderr
 
 
-def test_approve_revoke_and_acknowledge_record_the_server_reported_user(run, cluster, front):
+def test_kubectl_auth_whoami_reports_the_user_the_plugin_records(run, cluster, audit):
+    for user, style, extra in (("alice@example.com", "cert-files", []), ("carol@example.com", "token", []),
+                               ("admin", "cert-files", ["--as", "bob@example.com"])):
+        import subprocess
+        out = subprocess.run([KUBECTL, "--kubeconfig", cluster.kubeconfig(user, style), "auth", "whoami"] + extra,
+                             capture_output=True, text=True, timeout=60)
+        assert out.returncode == 0, out.stderr
+        expected = "bob@example.com" if extra else user
+        assert re.search(r"^Username\s+%s$" % re.escape(expected), out.stdout, re.M), out.stdout
+    name = cluster.name("approved-rolling-out")
+    result = run("revoke", name, "--reason", "r", "--as", "bob@example.com", kubeconfig=cluster.kubeconfig("admin"))
+    assert result.returncode == 0, result.stderr
+    assert cluster.get("approved-rolling-out")["spec"]["revocation"]["user"] == "bob@example.com"
+
+
+def test_approve_revoke_and_acknowledge_record_the_server_reported_user(run, cluster, audit):
     name = cluster.name("awaiting-approval")
     result = run("approve", name, "--expires", "1h30m", "--reason", "Maintenance window",
-                 kubeconfig=via_front(cluster, "bob@example.com"))
+                 kubeconfig=cluster.kubeconfig("bob@example.com"))
     assert result.returncode == 0, result.stderr
     approval = cluster.get("awaiting-approval")["spec"]["approval"]
     assert approval["user"] == "bob@example.com" and approval["reason"] == "Maintenance window"
     assert result.stdout.splitlines()[0] == "rollout %s approved by bob@example.com until %s" % (
         name, approval["expires"])
-    [patch] = patches(front)
-    assert (patch.status, patch.user, patch.content_type) == (200, "bob@example.com", "application/json-patch+json")
+    [patch] = patches(audit)
+    assert (patch.status, patch.user) == (200, "bob@example.com")
     assert json.loads(patch.body)[0] == {"op": "test", "path": "/metadata/uid",
                                          "value": cluster.get("awaiting-approval")["metadata"]["uid"]}
 
     name = cluster.name("approved-rolling-out")
-    result = run("revoke", name, "--reason", "Training job not checkpointed", kubeconfig=via_front(cluster))
+    result = run("revoke", name, "--reason", "Training job not checkpointed", kubeconfig=cluster.kubeconfig())
     assert result.returncode == 0, result.stderr
     revocation = cluster.get("approved-rolling-out")["spec"]["revocation"]
     assert revocation["user"] == "alice@example.com"  # the client certificate's CN, as the real server read it
@@ -484,45 +490,41 @@ def test_approve_revoke_and_acknowledge_record_the_server_reported_user(run, clu
     name = cluster.name("awaiting-acknowledgement")
     before = cluster.get("awaiting-acknowledgement")
     awaited = before["status"]["awaitingAcknowledgement"]["release"]
-    result = run("acknowledge", name, kubeconfig=via_front(cluster, "approver-03"))
+    result = run("acknowledge", name, kubeconfig=cluster.kubeconfig("approver-03"))
     assert result.returncode == 0, result.stderr
     after = cluster.get("awaiting-acknowledgement")["spec"]["acknowledgements"]
     assert after[:-1] == before["spec"].get("acknowledgements", [])
     assert (after[-1]["release"], after[-1]["user"]) == (awaited, "approver-03")
     described = run("describe", name, kubeconfig=cluster.kubeconfig("carol@example.com")).stdout
     assert "Acknowledged: %s by approver-03 at %s" % (awaited, after[-1]["time"]) in described
-    # every write met the operator's rules on the real server, as the user the front authenticated
-    allowed = list(dict.fromkeys((r.name, r.user) for r in cluster.server.webhook.seen() if r.policy == "approval"))
-    assert allowed == [(cluster.name("awaiting-approval"), "bob@example.com"),
-                       (cluster.name("approved-rolling-out"), "alice@example.com"),
-                       (name, "approver-03")]
-    assert all(r.allowed for r in cluster.server.webhook.seen())
+    # every write was the server's to judge (its policies allowed each), as the user it authenticated
+    assert [(p.path.rsplit("/", 1)[1], p.user, p.status) for p in patches(audit)] == [
+        (cluster.name("awaiting-approval"), "bob@example.com", 200),
+        (cluster.name("approved-rolling-out"), "alice@example.com", 200),
+        (name, "approver-03", 200)]
 
 
-def test_the_servers_admission_refusal_is_shown_as_it_came(run, cluster, front):
+def test_the_servers_admission_refusal_is_shown_as_it_came(run, cluster, audit):
     """The plugin's own checks pass (approved, not ended); the operator's rule 2 refuses a revocation while
-    Validating: the webhook's denial, through the real server's admission plumbing, is printed as it came."""
+    Validating: the ValidatingAdmissionPolicy's denial, as the server words it, is printed as it came."""
     name = cluster.name("validating")
     before = cluster.get("validating")
-    result = run("revoke", name, "--reason", "r", kubeconfig=via_front(cluster))
+    result = run("revoke", name, "--reason", "r", kubeconfig=cluster.kubeconfig())
     assert result.returncode == 1 and result.stdout == ""
     # what the decision rests on is shown first (stderr), then the denial, as it came
     assert "  Phase:        Validating" in result.stderr.splitlines()
     assert result.stderr.splitlines()[-1] == (
-        'error: admission webhook "aicr-rollout-revocation.operator.aicr.run" denied the request: spec.revocation '
-        "cannot be set while status.phase is Validating")
-    assert [p.status for p in patches(front)] == [422]
-    # one PATCH; the server may judge it twice (etcd3's GuaranteedUpdate retries an update that failed on a
-    # cached, possibly stale object with the current one), always by the same rule
-    denials = {(r.policy, r.name, r.user, r.dry_run) for r in cluster.server.webhook.seen() if not r.allowed}
-    assert denials == {("revocation", name, "alice@example.com", False)}
+        'error: runtimerollouts.operator.aicr.run "%s" is forbidden: ValidatingAdmissionPolicy '
+        "'aicr-rollout-revocation' with binding 'aicr-rollout-revocation-binding' denied request: "
+        "spec.revocation cannot be set while status.phase is Validating" % name)
+    assert [(p.user, p.status) for p in patches(audit)] == [("alice@example.com", 422)]
     assert cluster.get("validating")["metadata"]["resourceVersion"] == before["metadata"]["resourceVersion"]
 
 
-def test_a_reader_is_refused_by_the_real_servers_rbac(run, cluster, front):
+def test_a_reader_is_refused_by_the_real_servers_rbac(run, cluster, audit):
     name = cluster.name("awaiting-approval")
     before = cluster.get("awaiting-approval")
-    result = run("approve", name, "--reason", "r", kubeconfig=via_front(cluster, "carol@example.com"))
+    result = run("approve", name, "--reason", "r", kubeconfig=cluster.kubeconfig("carol@example.com"))
     assert result.returncode == 1
     assert result.stderr.splitlines()[-1] == (
         'error: runtimerollouts.operator.aicr.run "%s" is forbidden: User "carol@example.com" cannot patch resource '
@@ -537,15 +539,15 @@ def test_a_reader_is_refused_by_the_real_servers_rbac(run, cluster, front):
     (["revoke", "--reason", "r"], "revoked", "is already revoked by "),
     (["acknowledge"], "approved-rolling-out", "is not waiting for an acknowledgement"),
 ])
-def test_refusals_send_no_patch(run, cluster, front, command, role, words):
+def test_refusals_send_no_patch(run, cluster, audit, command, role, words):
     before = cluster.get(role)
-    result = run(command[0], cluster.name(role), *command[1:], kubeconfig=via_front(cluster, "bob@example.com"))
+    result = run(command[0], cluster.name(role), *command[1:], kubeconfig=cluster.kubeconfig("bob@example.com"))
     assert result.returncode == 1 and words in result.stderr, result.stderr
-    assert patches(front) == []
+    assert patches(audit) == []
     assert cluster.get(role)["metadata"]["resourceVersion"] == before["metadata"]["resourceVersion"]
 
 
-# The test server's own write tests (tests/test_writes.py), run as they are on the real server through the front.
+# The test server's own write tests (tests/test_writes.py), run as they are on the real server.
 
 
 def test_the_username_comes_from_the_server_not_the_kubeconfig(run, as_test_server, tmp_path):
@@ -564,22 +566,23 @@ def test_two_acknowledgements_racing_record_one(plugin, as_test_server, tmp_path
     writes.test_two_acknowledgements_racing_record_one(plugin, as_test_server, tmp_path)
 
 
-def test_the_requests_a_command_sends(run, cluster, front):
-    """The front's request log: describe reads twice on one connection; approve learns who it is, reads, and
-    writes once, a JSON patch pinned by `test`s of the facts it read, the rollout's uid first."""
-    result = run("describe", cluster.name("awaiting-approval"), kubeconfig=via_front(cluster))
+def test_the_requests_a_command_sends(run, cluster, audit):
+    """The server's audit log: describe reads twice; approve learns who it is, reads, and writes once, a JSON
+    patch pinned by `test`s of the facts it read, the rollout's uid first. (Which connection each came on is
+    not in an audit event; tests/test_writes.py checks that on the test server.)"""
+    result = run("describe", cluster.name("awaiting-approval"), kubeconfig=cluster.kubeconfig())
     assert result.returncode == 0, result.stderr
-    reads = front.requests
-    assert [r.method for r in reads] == ["GET", "GET"] and len({r.connection for r in reads}) == 1
-    front.clear()
+    assert [r.method for r in audit.requests] == ["GET", "GET"]
+    audit.clear_requests()
     name = cluster.name("awaiting-approval")
     uid = cluster.get("awaiting-approval")["metadata"]["uid"]
-    result = run("approve", name, "--reason", "r", kubeconfig=via_front(cluster))
+    result = run("approve", name, "--reason", "r", kubeconfig=cluster.kubeconfig())
     assert result.returncode == 0, result.stderr
-    sent = front.requests
-    assert [r.path for r in sent if r.method == "POST"] == ["/apis/authentication.k8s.io/v1/selfsubjectreviews"]
-    assert {r.method for r in sent} == {"GET", "POST", "PATCH"} and len({r.connection for r in sent}) == 1
-    [patch] = patches(front)
+    sent = audit.requests
+    assert [r.path for r in sent if r.method == "POST"] == [SSR]
+    assert {r.method for r in sent} == {"GET", "POST", "PATCH"} and sent[-1].method == "PATCH"
+    assert all(r.user == "alice@example.com" for r in sent)
+    [patch] = patches(audit)
     assert json.loads(patch.body)[0] == {"op": "test", "path": "/metadata/uid", "value": uid}
 
 
@@ -587,8 +590,9 @@ def test_the_requests_a_command_sends(run, cluster, front):
 #
 # The matrix of tests/test_decision_pinning.py on the real server: the change of tests/support/interpositions.py is
 # made with real requests (RealAPIServer.apply_action: a JSON patch by the other approver, the operator's
-# status patch, a delete and create) by the identity front, after the command's read of the rollout and
-# before its PATCH is forwarded ("before-patch"), or right after approve's first read ("after-read").
+# status patch, a delete and create) while the command's request waits at the server's audit stage: when its
+# PATCH has reached the server and before it is handled ("before-patch"), or when approve's first read has been
+# handled and before its answer is complete ("after-read").
 
 
 def _applies(command, change):
@@ -601,14 +605,14 @@ REAL_MATRIX = [case for case in pinning.MATRIX if _applies(case[0], case[1])]
 
 
 @pytest.mark.parametrize("command,change,when", REAL_MATRIX)
-def test_a_change_between_read_and_write(run, cluster, front, command, change, when):
+def test_a_change_between_read_and_write(run, cluster, audit, command, change, when):
     """tests/test_decision_pinning.py::test_a_change_between_read_and_write, run as it is on the real server."""
     first = cluster.get(interpositions.TARGETS[command])
     touched = [a["name"] for a in interpositions.CHANGES[change].make(copy.deepcopy(first), "aicr-system")
                if a["kind"] == "ConfigMap"]
     try:
-        pinning.test_a_change_between_read_and_write(run, RealServerAsTestServer(cluster), lambda user: via_front(
-            cluster, user), command, change, when)
+        pinning.test_a_change_between_read_and_write(run, RealServerAsTestServer(cluster), cluster.kubeconfig,
+                                                     command, change, when)
     finally:
         for name in touched:  # an immutable report ConfigMap cannot be put back in place
             cluster.server.request("DELETE", CM + "/" + name)
@@ -620,34 +624,64 @@ def test_a_change_between_read_and_write(run, cluster, front, command, change, w
 
 @pytest.mark.parametrize("command", interpositions.COMMANDS)
 @pytest.mark.parametrize("mode", ["server", "client"])
-def test_dry_run_stores_nothing_on_the_real_server(run, cluster, front, command, mode):
+def test_dry_run_stores_nothing_on_the_real_server(run, cluster, audit, command, mode):
     role = interpositions.TARGETS[command]
     before = cluster.get(role)
     name = before["metadata"]["name"]
-    result = run(command, name, *pinning.ARGS[command], "--dry-run=" + mode, kubeconfig=via_front(cluster))
+    result = run(command, name, *pinning.ARGS[command], "--dry-run=" + mode, kubeconfig=cluster.kubeconfig())
     assert result.returncode == 0, result.stderr
     assert result.stdout.splitlines()[0].endswith(" (server dry run)" if mode == "server" else " (dry run)")
     assert cluster.get(role) == before  # same resourceVersion: nothing reached etcd
-    sent = patches(front)
-    reviews = [r for r in cluster.server.webhook.seen() if r.name == name]
+    sent = patches(audit)
     if mode == "client":
-        assert sent == [] and reviews == []
+        assert sent == []
         return
-    assert [(p.query, p.status) for p in sent] == [("dryRun=All", 200)]
-    # sideEffects: None, so the real server sent the dry run to every rule, which allowed it
-    assert {r.policy for r in reviews} == set(admission_webhook.POLICIES_JUDGED)
-    assert all(r.dry_run and r.allowed and r.user == "alice@example.com" for r in reviews)
+    # the server ran its admission (the policies allowed it: 200) and stored nothing
+    assert [(p.query, p.status, p.user) for p in sent] == [(DRY_RUN_QUERY, 200, "alice@example.com")]
 
 
-def test_server_dry_run_still_meets_the_operators_rules(run, cluster, front):
+def test_server_dry_run_still_meets_the_operators_rules(run, cluster, audit):
     name = cluster.name("validating")
     before = cluster.get("validating")
-    result = run("revoke", name, "--reason", "r", "--dry-run=server", kubeconfig=via_front(cluster))
+    result = run("revoke", name, "--reason", "r", "--dry-run=server", kubeconfig=cluster.kubeconfig())
     assert result.returncode == 1 and result.stdout == ""
     assert result.stderr.splitlines()[-1] == (
-        'error: admission webhook "aicr-rollout-revocation.operator.aicr.run" denied the request: spec.revocation '
-        "cannot be set while status.phase is Validating")
-    assert [(p.query, p.status) for p in patches(front)] == [("dryRun=All", 422)]
-    denials = {(r.policy, r.dry_run) for r in cluster.server.webhook.seen() if not r.allowed}
-    assert denials == {("revocation", True)}
+        'error: runtimerollouts.operator.aicr.run "%s" is forbidden: ValidatingAdmissionPolicy '
+        "'aicr-rollout-revocation' with binding 'aicr-rollout-revocation-binding' denied request: "
+        "spec.revocation cannot be set while status.phase is Validating" % name)
+    assert [(p.query, p.status) for p in patches(audit)] == [(DRY_RUN_QUERY, 422)]
     assert cluster.get("validating") == before
+
+
+# --------------------------------------------------------------------------- kubectl beside the plugin
+
+
+def test_kubectl_get_and_get_raw_read_what_describe_and_list_show(run, cluster, tmp_path):
+    """`kubectl get runtimerollouts` (the CRD's printer columns) and `kubectl get --raw` (the stored object) on
+    the same server: the phase, UID and names the plugin's describe and list print are the server's."""
+    import subprocess
+    from tests.support.text import list_table
+    config = cluster.kubeconfig("carol@example.com")
+
+    def kubectl(*args):
+        out = subprocess.run([KUBECTL, "--kubeconfig", config, "--cache-dir", str(tmp_path / "cache")] + list(args),
+                             capture_output=True, text=True, timeout=60)
+        assert out.returncode == 0, out.stderr
+        return out.stdout
+
+    name = cluster.name("awaiting-approval")
+    described = run("describe", name, kubeconfig=config)
+    assert described.returncode == 0, described.stderr
+    raw = json.loads(kubectl("get", "--raw", RR + "/" + name))
+    assert field(described.stdout, "UID") == raw["metadata"]["uid"]
+    assert field(described.stdout, "Phase") == raw["status"]["phase"]
+    header, row = kubectl("get", "runtimerollouts", name).splitlines()
+    assert header.split()[:3] == ["NAME", "PHASE", "OUTCOME"] and row.split()[:2] == [name, raw["status"]["phase"]]
+    listed = run("list", kubeconfig=config)
+    assert listed.returncode == 0, listed.stderr
+    rows, names = list_table(listed.stdout)
+    known = {line.split("/", 1)[1] for line in kubectl("get", "aicrro", "-o", "name").split()}
+    assert names and set(names) <= known
+    phases = {i["metadata"]["name"]: (i.get("status") or {}).get("phase")
+              for i in json.loads(kubectl("get", "--raw", RR))["items"]}
+    assert all(rows[n]["PHASE"] == phases[n] for n in names), (rows, phases)

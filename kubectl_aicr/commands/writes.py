@@ -237,7 +237,7 @@ class _Sends:
 def _send(client, decision, dry_run, sends):
     """The sends and reads of :func:`land` (interrupts aside), noted in ``sends`` (:class:`_Sends`)."""
     path = objects.rollout_path(decision.name)
-    query = {"dryRun": "All"} if dry_run == "server" else None
+    query = dict({"dryRun": "All"} if dry_run == "server" else {}, **WRITE_QUERY)
     for attempt in range(MAX_ATTEMPTS):
         unknown = sends.unknown
         if attempt:
@@ -249,7 +249,10 @@ def _send(client, decision, dry_run, sends):
         except helpers.Terminated:
             raise
         except ApiError as exc:
-            precondition = failed_precondition(exc)
+            strict = strict_refusal(exc)  # a 422 without details, like a failed test: never sent again
+            if strict is not None and unknown is None:
+                raise strict from None
+            precondition = failed_precondition(exc) and strict is None
             if not precondition and (not_stored(exc) or dry_run != "none"):
                 if unknown is not None:
                     raise _unknown(decision, "%s, and the write sent again was refused: %s" % (unknown, exc)) from None
@@ -372,6 +375,24 @@ def _remaining_or_unknown(client, decision, unknown=None):
         if unknown is None:
             raise TransportError("%s, before the write could be sent again; nothing was written" % exc) from None
         raise _unknown(decision, "%s, and %s, before the write could be sent again" % (unknown, exc)) from None
+
+
+#: Every write names its tool in managedFields (as kubectl's ``kubectl-patch``) and is decoded strictly: a field
+#: the CRD's structural schema does not declare is refused, never silently dropped (Kubernetes API concepts,
+#: "Field validation"; k8s.io/apiserver ``pkg/endpoints/handlers/patch.go``).
+WRITE_QUERY = {"fieldManager": "kubectl-aicr", "fieldValidation": "Strict"}
+
+
+def strict_refusal(exc):
+    """A RefusedError advising the operator's release when the server refused a write under
+    ``fieldValidation=Strict`` (a 422 ``"" is invalid: patch: Invalid value: "<the whole object>": strict decoding
+    error: unknown field "spec.approval.expires"``; the object is left out), else None."""
+    marker = "strict decoding error: "
+    if marker not in str(exc):
+        return None
+    return RefusedError("the server refused the write: %s%s; nothing was written: the cluster's RuntimeRollout "
+                        "schema does not declare a field this kubectl-aicr writes; use the kubectl-aicr of the "
+                        "operator's release" % (marker, str(exc).rsplit(marker, 1)[1][:500]))
 
 
 def failed_precondition(exc):

@@ -46,7 +46,7 @@ import ssl
 import time
 
 from .. import __version__, helpers
-from . import auth, http1, net, redact
+from . import auth, http1, net, redact, warning_headers
 from ..errors import ApiError, AuthError, ConfigError, TransportError
 from ..records import Record
 
@@ -593,6 +593,7 @@ class Client:
                 self.close()
                 raise self._transport_error(exc) from None
         self._note_server_time(response.header("Date"))
+        warning_headers.handle(response.header("Warning"))  # kubectl's "Warning: ..." lines (warning_headers.py)
         return response.status, response.reason, response.header("Content-Type", ""), response.body
 
     def _sending(self):

@@ -1,280 +1,192 @@
 #!/usr/bin/env bash
-# Build a real kube-apiserver and etcd for the `real` test tier, from Debian
-# bookworm's packages only (see tests/real_apiserver/README.md).
+# Build the real kube-apiserver and etcd of the `real` test tier from the Go module proxy
+# (see tests/real_apiserver/README.md).
 #
-#   tests/real_apiserver/build.sh             build once, then reuse the cache
-#   tests/real_apiserver/build.sh --rebuild   replace a cache made with other pins
-#   tests/real_apiserver/build.sh --check     exit 0 if the cache is complete, else 1
+#   tests/real_apiserver/build.sh [VERSION...]            build what is not cached, then reuse it
+#   tests/real_apiserver/build.sh --rebuild [VERSION...]  replace a cache made with other pins
+#   tests/real_apiserver/build.sh --check [VERSION...]    exit 0 if every cache is complete, else 1
+#   tests/real_apiserver/build.sh --pin                   (maintainers) rewrite modules/*/go.mod and go.sum
+#                                                         from versions.env, through the proxy
 #
-# Prints the paths of the two binaries (kube-apiserver first, then etcd), one a
-# line, on standard output; everything else goes to standard error.
+# VERSION: a kube-apiserver version of versions.env (default: all of KUBERNETES_VERSIONS, or the
+# space-separated AICR_REAL_APISERVER_VERSIONS). For each version it prints one line on standard
+# output, "<version> <kube-apiserver path> <etcd path>"; everything else goes to standard error.
 #
-# What it fetches, all through apt with a private state folder (the system's
-# apt lists, caches and sources are left as they are; no root needed):
-#   - the `kubernetes` source package (pinned; the full upstream tree with vendor/),
-#   - golang-1.19-go and golang-1.19-src (Debian's Go 1.19, unpacked privately),
-#   - etcd-server (its /usr/bin/etcd, unpacked; no service is installed or started),
-#   - golang-github-modern-go-reflect2-dev 1.0.2 (replaces the vendored reflect2
-#     1.0.1, which crashes on the first custom-resource decode under Go >= 1.18),
-#   - rsync and libpopt0, only when the system has no rsync (the build needs it).
-# The apt sources are the system's own Debian bookworm entries, with deb-src added.
-# Set AICR_APT_SOURCES_LIST to a one-line-style sources.list to use other ones.
+# What it builds, with the local Go (GOTOOLCHAIN=local, CGO_ENABLED=0, -trimpath):
+#   - k8s.io/kubernetes/cmd/kube-apiserver from modules/kube-apiserver-<version>/, a go.mod of the tier's
+#     own that requires k8s.io/kubernetes <version> and replaces each staging module (k8s.io/api,
+#     apimachinery, apiserver, client-go, ...) by its published v0.<minor>.<patch>: inside the kubernetes
+#     module they are `replace`d by ./staging/src paths, which a dependent module does not inherit.
+#     Tags notest,grpcnotrace (as hack/lib/golang.sh builds release binaries); -ldflags -X sets
+#     k8s.io/component-base/version and k8s.io/client-go/pkg/version as hack/lib/version.sh does, so
+#     `--version` (and the server's /version and compatibility version) say <version>;
+#   - go.etcd.io/etcd/server/v3 (its main package is the etcd binary) from modules/etcd-<etcd version>/.
+# Downloads go to the Go module cache (`go env GOMODCACHE`), compiled packages to `go env GOCACHE`; the
+# checksums in each go.sum are checked by the go command (and sum.golang.org for anything not in go.sum).
 #
-# Cache: ${XDG_CACHE_HOME:-~/.cache}/kubectl-aicr/real-apiserver/<KUBERNETES_DEB_VERSION>/
-#        {kube-apiserver,etcd,manifest}; AICR_REAL_APISERVER_CACHE overrides the
-#        folder above the version.
+# Cache: ${XDG_CACHE_HOME:-~/.cache}/kubectl-aicr/real-apiserver/<version>/{kube-apiserver,etcd,manifest};
+#        AICR_REAL_APISERVER_CACHE overrides the folder above the version. AICR_GO_JOBS (default 2) is
+#        go build's -p.
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-# shellcheck source=versions.env
-source "$here/versions.env"
-
-mode=build
-case "${1:-}" in
-  "") ;;
-  --rebuild) mode=rebuild ;;
-  --check) mode=check ;;
-  -h|--help) sed -n '2,26p' "$0"; exit 0 ;;
-  *) echo "build.sh: unknown argument: $1 (use --rebuild, --check)" >&2; exit 2 ;;
-esac
-
 log() { echo "real-apiserver: $*" >&2; }
 die() { echo "real-apiserver: ERROR: $*" >&2; exit 1; }
 
-cache_root="${AICR_REAL_APISERVER_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/kubectl-aicr/real-apiserver}"
-out="$cache_root/$KUBERNETES_DEB_VERSION"
+# ---- pins (versions.env: KEY=VALUE lines, not shell) -------------------------------
+declare -A pin=()
+while IFS= read -r line || [[ -n "$line" ]]; do
+  [[ -z "${line// }" || "$line" == \#* ]] && continue
+  [[ "$line" == *=* ]] || die "versions.env: not KEY=VALUE: $line"
+  pin["${line%%=*}"]="${line#*=}"
+done <"$here/versions.env"
+read -r -a all_versions <<<"${pin[KUBERNETES_VERSIONS]:?versions.env has no KUBERNETES_VERSIONS}"
+recipe="${pin[BUILD_RECIPE]:?versions.env has no BUILD_RECIPE}"
 
-manifest() {
-  cat <<EOF
-kubernetes=$KUBERNETES_DEB_VERSION
-kube-apiserver=$KUBE_APISERVER_VERSION
-etcd-server=$ETCD_DEB_VERSION
-golang-1.19-go=$GOLANG_DEB_VERSION
-golang-github-modern-go-reflect2-dev=$REFLECT2_DEB_VERSION
-build-recipe=$BUILD_RECIPE
-EOF
-}
-
-print_paths() { echo "$out/kube-apiserver"; echo "$out/etcd"; }
-
-cache_state() {  # prints: complete | absent | mismatch
-  if [[ ! -e "$out/manifest" && ! -e "$out/kube-apiserver" && ! -e "$out/etcd" ]]; then
-    echo absent
-  elif [[ -x "$out/kube-apiserver" && -x "$out/etcd" && -f "$out/manifest" ]] \
-      && [[ "$(cat "$out/manifest")" == "$(manifest)" ]]; then
-    echo complete
-  else
-    echo mismatch
-  fi
-}
-
-state="$(cache_state)"
-case "$mode:$state" in
-  *:complete)
-    log "cached: $out (pins match tests/real_apiserver/versions.env)"
-    print_paths; exit 0 ;;
-  check:*)
-    log "no complete cache at $out ($state)"; exit 1 ;;
-  build:mismatch)
-    die "the cache at $out does not match tests/real_apiserver/versions.env.
-  cached manifest:
-$(sed 's/^/    /' "$out/manifest" 2>/dev/null || echo '    (none: an interrupted build?)')
-  pinned:
-$(manifest | sed 's/^/    /')
-  Run 'tests/real_apiserver/build.sh --rebuild' to replace it." ;;
-esac
-
-# --------------------------------------------------------------------------
-t0=$SECONDS
-work="$(mktemp -d "${TMPDIR:-/tmp}/aicr-real-apiserver.XXXXXX")"
-cleanup() {
-  if [[ -n "${AICR_KEEP_BUILD_DIR:-}" ]]; then log "kept the build folder $work"
-  else chmod -R u+w "$work" 2>/dev/null || true; rm -rf "$work"; fi
-}
-trap cleanup EXIT
-log "building in $work (set AICR_KEEP_BUILD_DIR=1 to keep it)"
-
-# ---- private apt ------------------------------------------------------------
-apt_dir="$work/apt"
-mkdir -p "$apt_dir"/{lists/partial,archives/partial,etc/sources.list.d,etc/preferences.d}
-if [[ -n "${AICR_APT_SOURCES_LIST:-}" ]]; then
-  cp "$AICR_APT_SOURCES_LIST" "$apt_dir/etc/sources.list"
-else
-  python3 - "$apt_dir/etc/sources.list" <<'PY'
-# Turn the system's Debian bookworm (main) entries into deb + deb-src lines.
-import glob, os, re, sys
-entries = []   # (uri, suite, signed_by)
-def add(uri, suites, comps, signed_by):
-    if "bookworm" in suites and "main" in comps:
-        entries.append((uri.rstrip("/"), signed_by))
-files = ["/etc/apt/sources.list"] + sorted(glob.glob("/etc/apt/sources.list.d/*.list"))
-for path in files:
-    if not os.path.isfile(path):
-        continue
-    for line in open(path, encoding="utf-8", errors="replace"):
-        line = line.split("#", 1)[0].strip()
-        m = re.match(r"^deb(?:-src)?\s+(\[[^\]]*\]\s+)?(\S+)\s+(\S+)\s+(.*)$", line)
-        if not m:
-            continue
-        opts = m.group(1) or ""
-        sb = re.search(r"signed-by=(\S+?)(?:\s|\])", opts + " ")
-        add(m.group(2), [m.group(3)], m.group(4).split(), sb.group(1) if sb else "")
-for path in sorted(glob.glob("/etc/apt/sources.list.d/*.sources")):
-    text = open(path, encoding="utf-8", errors="replace").read()
-    for stanza in re.split(r"\n\s*\n", text):
-        fields = {}
-        for line in stanza.splitlines():
-            if line.startswith("#") or ":" not in line or line[:1].isspace():
-                continue
-            k, v = line.split(":", 1)
-            fields[k.strip().lower()] = v.strip()
-        if fields.get("enabled", "yes").lower() == "no" or "deb" not in fields.get("types", "").split():
-            continue
-        for uri in fields.get("uris", "").split():
-            add(uri, fields.get("suites", "").split(), fields.get("components", "").split(),
-                fields.get("signed-by", ""))
-seen, out = set(), []
-for uri, sb in entries:
-    if uri in seen:
-        continue
-    seen.add(uri)
-    opt = "[signed-by=%s] " % sb if sb and not sb.startswith("-----") else ""
-    out += ["deb %s%s bookworm main" % (opt, uri), "deb-src %s%s bookworm main" % (opt, uri)]
-if not out:
-    sys.exit("real-apiserver: ERROR: the system's apt sources have no Debian 'bookworm main' "
-             "entry; set AICR_APT_SOURCES_LIST to a sources.list with deb and deb-src lines")
-open(sys.argv[1], "w").write("\n".join(out) + "\n")
-PY
+mode=build
+args=()
+for a in "$@"; do
+  case "$a" in
+    --rebuild) mode=rebuild ;;
+    --check) mode=check ;;
+    --pin) mode=pin ;;
+    -h|--help) sed -n '2,31p' "$0"; exit 0 ;;
+    -*) die "unknown argument: $a (use --rebuild, --check, --pin)" ;;
+    *) args+=("$a") ;;
+  esac
+done
+if ((${#args[@]} == 0)); then
+  if [[ -n "${AICR_REAL_APISERVER_VERSIONS:-}" ]]; then read -r -a args <<<"$AICR_REAL_APISERVER_VERSIONS"
+  else args=("${all_versions[@]}"); fi
 fi
-log "apt sources (private copy, with deb-src):"; sed 's/^/    /' "$apt_dir/etc/sources.list" >&2
-apt_opts=(
-  -o "Dir::State=$apt_dir" -o "Dir::State::Lists=$apt_dir/lists"
-  -o "Dir::State::status=/var/lib/dpkg/status"
-  -o "Dir::Cache=$apt_dir" -o "Dir::Cache::archives=$apt_dir/archives"
-  -o "Dir::Cache::pkgcache=" -o "Dir::Cache::srcpkgcache="
-  -o "Dir::Etc::sourcelist=$apt_dir/etc/sources.list"
-  -o "Dir::Etc::sourceparts=$apt_dir/etc/sources.list.d"
-  -o "Dir::Etc::preferences=$apt_dir/etc/preferences"
-  -o "Dir::Etc::preferencesparts=$apt_dir/etc/preferences.d"
-  -o "APT::Sandbox::User=$(id -un)"
-  -q
-)
-log "apt-get update (private lists)"
-apt-get "${apt_opts[@]}" update >"$work/apt-update.log" 2>&1 \
-  || { tail -20 "$work/apt-update.log" >&2; die "apt-get update failed (log above)"; }
-
-src_dir="$work/src"; debs="$work/debs"; root="$work/root"
-mkdir -p "$src_dir" "$debs" "$root"
-fetch_failed() {
-  die "could not fetch $1 from Debian's archive (log above). The pins in
-  tests/real_apiserver/versions.env are exact; if Debian replaced that version, update the pin
-  (and KUBE_APISERVER_VERSION / ETCD_VERSION) deliberately: nothing else is used instead."
-}
-log "apt-get source kubernetes=$KUBERNETES_DEB_VERSION"
-(cd "$src_dir" && apt-get "${apt_opts[@]}" source --download-only "kubernetes=$KUBERNETES_DEB_VERSION") \
-  >"$work/apt-source.log" 2>&1 || { tail -20 "$work/apt-source.log" >&2; fetch_failed "kubernetes=$KUBERNETES_DEB_VERSION (source)"; }
-
-pkgs=(
-  "golang-1.19-go=$GOLANG_DEB_VERSION"
-  "golang-1.19-src=$GOLANG_DEB_VERSION"
-  "etcd-server=$ETCD_DEB_VERSION"
-  "golang-github-modern-go-reflect2-dev=$REFLECT2_DEB_VERSION"
-)
-if ! command -v rsync >/dev/null 2>&1; then
-  log "no rsync on this system: using a private copy from Debian's rsync package"
-  pkgs+=(rsync libpopt0)   # tools only; they do not change the binaries, so not pinned
-fi
-log "apt-get download ${pkgs[*]}"
-(cd "$debs" && apt-get "${apt_opts[@]}" download "${pkgs[@]}") >"$work/apt-download.log" 2>&1 \
-  || { tail -20 "$work/apt-download.log" >&2; fetch_failed "${pkgs[*]}"; }
-for deb in "$debs"/*.deb; do dpkg-deb -x "$deb" "$root"; done
-
-goroot="$root/usr/lib/go-1.19"
-[[ -x "$goroot/bin/go" ]] || die "golang-1.19-go did not unpack to $goroot"
-toolbin="$work/bin"; mkdir -p "$toolbin"
-if [[ -x "$root/usr/bin/rsync" ]]; then
-  cat >"$toolbin/rsync" <<EOF
-#!/bin/sh
-LD_LIBRARY_PATH="$root/usr/lib/$(dpkg-architecture -qDEB_HOST_MULTIARCH 2>/dev/null || echo x86_64-linux-gnu)\${LD_LIBRARY_PATH:+:\$LD_LIBRARY_PATH}" exec "$root/usr/bin/rsync" "\$@"
-EOF
-  chmod +x "$toolbin/rsync"
-  "$toolbin/rsync" --version >/dev/null || die "the private rsync does not run (missing libraries?); install rsync"
-fi
-
-# ---- the Kubernetes tree --------------------------------------------------------
-log "unpacking the kubernetes source package"
-dsc="$(ls "$src_dir"/kubernetes_*.dsc)"
-tree="$src_dir/kubernetes"
-if command -v dpkg-source >/dev/null 2>&1; then
-  dpkg-source -x "$dsc" "$tree" >"$work/dpkg-source.log" 2>&1 \
-    || { tail -20 "$work/dpkg-source.log" >&2; die "dpkg-source -x failed"; }
-else   # no dpkg-dev: the orig tarball plus Debian's quilt series, by hand
-  mkdir -p "$tree"
-  tar -xzf "$src_dir"/kubernetes_*.orig.tar.gz -C "$tree" --strip-components=1
-  tar -xJf "$src_dir"/kubernetes_*.debian.tar.xz -C "$tree"
-  if [[ -f "$tree/debian/patches/series" ]]; then
-    while read -r p _; do
-      [[ -z "$p" || "$p" == \#* ]] && continue
-      patch -d "$tree" -p1 -s <"$tree/debian/patches/$p"
-    done <"$tree/debian/patches/series"
-  fi
-fi
-[[ -d "$tree/vendor" && -d "$tree/cmd/kube-apiserver" ]] || die "the source tree has no vendor/ or cmd/kube-apiserver"
-
-log "replacing vendor/github.com/modern-go/reflect2 (1.0.1) with Debian's $REFLECT2_DEB_VERSION"
-r2src="$root/usr/share/gocode/src/github.com/modern-go/reflect2"
-r2dst="$tree/vendor/github.com/modern-go/reflect2"
-[[ -f "$r2src/reflect2.go" && -f "$r2src/go_above_118.go" ]] || die "reflect2 source not found in $r2src"
-license="$(mktemp)"; cp "$r2dst/LICENSE" "$license"
-rm -rf "$r2dst"; mkdir -p "$r2dst"
-find "$r2src" -maxdepth 1 -type f \( -name '*.go' -o -name '*.s' \) ! -name '*_test.go' -exec cp {} "$r2dst/" \;
-cp "$license" "$r2dst/LICENSE"; rm -f "$license"
-
-# kube-openapi's and go-openapi's typeValidator take a value equal to its type's zero
-# value for null: reflect.DeepEqual(reflect.Zero(T), reflect.ValueOf(data)). Built with
-# Go >= 1.19 both Values point at the runtime's shared zero block for "", so every empty
-# string in a custom resource fails validation with 'must be of type string: "null"'.
-# Upstream kube-openapi now checks `data == nil` only; do the same. (reflect stays used.)
-log "patching the openapi typeValidator's zero-value check (empty strings under Go >= 1.19)"
-zero_check='if data == nil || reflect.DeepEqual(reflect.Zero(reflect.TypeOf(data)), reflect.ValueOf(data)) {'
-for f in vendor/k8s.io/kube-openapi/pkg/validation/validate/type.go vendor/github.com/go-openapi/validate/type.go; do
-  [[ "$(grep -cF "$zero_check" "$tree/$f")" == 1 ]] || die "$f: the zero-value check to patch was not found"
-  sed -i 's/if data == nil || reflect\.DeepEqual(reflect\.Zero(reflect\.TypeOf(data)), reflect\.ValueOf(data)) {/if data == nil {/' "$tree/$f"
-  [[ "$(grep -cF "$zero_check" "$tree/$f")" == 0 ]] || die "$f: the patch did not apply"
+for v in "${args[@]}"; do
+  [[ " ${all_versions[*]} " == *" $v "* ]] || die "$v is not one of KUBERNETES_VERSIONS in versions.env (${all_versions[*]})"
+  [[ -n "${pin[ETCD_FOR_$v]:-}" ]] || die "versions.env has no ETCD_FOR_$v"
 done
 
-# ---- build ------------------------------------------------------------------
-log "make WHAT=cmd/kube-apiserver with $("$goroot/bin/go" version) (a few minutes)"
-build_start=$SECONDS
-mkdir -p "$work/home"
-(
-  cd "$tree"
-  export PATH="$goroot/bin:$toolbin:$PATH"
-  export GOROOT="$goroot" HOME="$work/home" GOPROXY=off GOFLAGS="-mod=vendor -tags=providerless"
-  export CGO_ENABLED=0 GOTOOLCHAIN=local
-  unset GOPATH GOBIN GOCACHE
-  make WHAT=cmd/kube-apiserver
-) >"$work/make.log" 2>&1 || { tail -40 "$work/make.log" >&2; die "make WHAT=cmd/kube-apiserver failed (last lines above)"; }
-log "go build took $((SECONDS - build_start)) s"
+export GOTOOLCHAIN=local CGO_ENABLED=0 GOFLAGS="-mod=readonly -trimpath -buildvcs=false -p=${AICR_GO_JOBS:-2}"
+command -v go >/dev/null 2>&1 || die "no go command on PATH (Go 1.26 or newer is needed)"
 
-apiserver="$tree/_output/bin/kube-apiserver"
-etcd="$root/usr/bin/etcd"
-[[ -x "$apiserver" ]] || die "the build made no $apiserver"
-[[ -x "$etcd" ]] || die "etcd-server did not unpack to $etcd"
-got="$("$apiserver" --version 2>&1 || true)"
-[[ "$got" == "Kubernetes $KUBE_APISERVER_VERSION" ]] || die "kube-apiserver --version says '$got', expected 'Kubernetes $KUBE_APISERVER_VERSION'"
-got="$("$etcd" --version 2>&1 | head -1 || true)"
-[[ "$got" == "etcd Version: $ETCD_VERSION" ]] || die "etcd --version says '$got', expected 'etcd Version: $ETCD_VERSION'"
+apiserver_module() { echo "$here/modules/kube-apiserver-$1"; }
+etcd_module() { echo "$here/modules/etcd-$1"; }
 
-# ---- install into the cache (atomically: manifest last) -----------------------
-mkdir -p "$cache_root"
-stage="$(mktemp -d "$cache_root/.staging.XXXXXX")"
-cp "$apiserver" "$stage/kube-apiserver"
-cp "$etcd" "$stage/etcd"
-chmod 0755 "$stage/kube-apiserver" "$stage/etcd"
-manifest >"$stage/manifest"
-rm -rf "$out"
-mv "$stage" "$out"
-chmod 0755 "$out"
-log "built in $((SECONDS - t0)) s; cached in $out"
-print_paths
+# ---- --pin: write the modules (maintainers, when versions.env changes) ----------------
+pin_modules() {
+  local v staging mod etcd
+  for v in "${all_versions[@]}"; do
+    staging="v0.${v#v1.}"
+    mod="$(apiserver_module "$v")"; mkdir -p "$mod"
+    log "pinning $mod"
+    local gomod; gomod="$(go mod download -json "k8s.io/kubernetes@$v" | python3 -c 'import json,sys; print(json.load(sys.stdin)["GoMod"])')"
+    {
+      echo "// The real-server tier's own module: builds k8s.io/kubernetes/cmd/kube-apiserver $v."
+      echo "// Written by tests/real_apiserver/build.sh --pin from versions.env; do not edit by hand."
+      echo "module aicr.test/real-apiserver"
+      echo
+      echo "go $(sed -n 's/^go //p' "$gomod")"
+      echo
+      echo "require k8s.io/kubernetes $v"
+      echo
+      echo "// k8s.io/kubernetes replaces these by ./staging/src/...; a dependent module takes the published ones."
+      echo "replace ("
+      sed -n 's|^\s*\(k8s\.io/[a-z0-9-]*\) => \./staging/src/.*$|\1|p' "$gomod" | while read -r m; do
+        printf '\t%s => %s %s\n' "$m" "$m" "$staging"
+      done
+      echo ")"
+      echo
+      echo "tool k8s.io/kubernetes/cmd/kube-apiserver"
+    } >"$mod/go.mod"
+    (cd "$mod" && rm -f go.sum && GOFLAGS=-mod=mod go mod tidy)
+  done
+  for etcd in $(for v in "${all_versions[@]}"; do echo "${pin[ETCD_FOR_$v]}"; done | sort -u); do
+    mod="$(etcd_module "$etcd")"; mkdir -p "$mod"
+    log "pinning $mod"
+    local gov; gov="$(go mod download -json "go.etcd.io/etcd/server/v3@$etcd" | python3 -c 'import json,sys; print(json.load(sys.stdin)["GoMod"])')"
+    {
+      echo "// The real-server tier's own module: builds etcd $etcd (go.etcd.io/etcd/server/v3's main package)."
+      echo "// Written by tests/real_apiserver/build.sh --pin from versions.env; do not edit by hand."
+      echo "module aicr.test/real-etcd"
+      echo
+      echo "go $(sed -n 's/^go //p' "$gov")"
+      echo
+      echo "require go.etcd.io/etcd/server/v3 $etcd"
+      echo
+      echo "tool go.etcd.io/etcd/server/v3"
+    } >"$mod/go.mod"
+    (cd "$mod" && rm -f go.sum && GOFLAGS=-mod=mod go mod tidy)
+  done
+}
+if [[ "$mode" == pin ]]; then pin_modules; exit 0; fi
+
+cache_root="${AICR_REAL_APISERVER_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/kubectl-aicr/real-apiserver}"
+
+sum_of() { cat "$1/go.mod" "$1/go.sum" | sha256sum | cut -c1-16; }  # as real_apiserver.py _module_sum
+manifest() {  # the pins a cache was built with; tests/support/real_apiserver.py checks the same lines
+  local v="$1" etcd="${pin[ETCD_FOR_$1]}"
+  cat <<MANIFEST
+kube-apiserver=$v
+etcd=$etcd
+build-recipe=$recipe
+kube-apiserver-module=$(sum_of "$(apiserver_module "$v")")
+etcd-module=$(sum_of "$(etcd_module "$etcd")")
+MANIFEST
+}
+cache_state() {  # complete | absent | mismatch
+  local out="$cache_root/$1"
+  if [[ ! -e "$out" ]]; then echo absent
+  elif [[ -x "$out/kube-apiserver" && -x "$out/etcd" && -f "$out/manifest" ]] \
+      && [[ "$(cat "$out/manifest")" == "$(manifest "$1")" ]]; then echo complete
+  else echo mismatch; fi
+}
+
+build_one() {
+  local v="$1" etcd="${pin[ETCD_FOR_$1]}" t0=$SECONDS out="$cache_root/$1"
+  local amod emod; amod="$(apiserver_module "$v")"; emod="$(etcd_module "$etcd")"
+  [[ -f "$amod/go.sum" && -f "$emod/go.sum" ]] || die "no $amod/go.sum or $emod/go.sum: run build.sh --pin"
+  local major_minor="${v#v}"; major_minor="${major_minor%.*}"
+  local ld="-s -w" p
+  for p in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
+    ld+=" -X $p.gitVersion=$v -X $p.gitMajor=${major_minor%%.*} -X $p.gitMinor=${major_minor#*.}"
+    ld+=" -X $p.gitTreeState=clean -X $p.buildDate=1970-01-01T00:00:00Z"
+  done
+  mkdir -p "$cache_root"
+  local stage; stage="$(mktemp -d "$cache_root/.staging.XXXXXX")"
+  trap 'rm -rf "$stage"' RETURN
+  log "$v: go build k8s.io/kubernetes/cmd/kube-apiserver with $(go env GOVERSION) (downloads into $(go env GOMODCACHE))"
+  (cd "$amod" && go build -tags notest,grpcnotrace -ldflags "$ld" -o "$stage/kube-apiserver" k8s.io/kubernetes/cmd/kube-apiserver) \
+    || die "go build of kube-apiserver $v failed (above)"
+  log "$v: kube-apiserver built in $((SECONDS - t0)) s; go build go.etcd.io/etcd/server/v3 $etcd"
+  local t1=$SECONDS
+  (cd "$emod" && go build -ldflags "-s -w" -o "$stage/etcd" go.etcd.io/etcd/server/v3) \
+    || die "go build of etcd $etcd failed (above)"
+  log "$v: etcd built in $((SECONDS - t1)) s"
+  local got
+  got="$("$stage/kube-apiserver" --version 2>&1 || true)"
+  [[ "$got" == "Kubernetes $v" ]] || die "kube-apiserver --version says '$got', expected 'Kubernetes $v'"
+  got="$("$stage/etcd" --version 2>&1 | head -1 || true)"
+  [[ "$got" == "etcd Version: ${etcd#v}" ]] || die "etcd --version says '$got', expected 'etcd Version: ${etcd#v}'"
+  manifest "$v" >"$stage/manifest"
+  chmod 0755 "$stage" "$stage/kube-apiserver" "$stage/etcd"
+  rm -rf "$out"
+  mv "$stage" "$out"   # atomically: a cache folder is complete or absent
+  log "$v: built in $((SECONDS - t0)) s; cached in $out"
+}
+
+status=0
+for v in "${args[@]}"; do
+  state="$(cache_state "$v")"
+  case "$mode:$state" in
+    *:complete) log "$v: cached in $cache_root/$v (pins match versions.env)" ;;
+    check:*) log "$v: no complete cache in $cache_root/$v ($state)"; status=1; continue ;;
+    build:mismatch)
+      die "the cache in $cache_root/$v does not match versions.env and modules/.
+  cached manifest:
+$(sed 's/^/    /' "$cache_root/$v/manifest" 2>/dev/null || echo '    (none)')
+  pinned:
+$(manifest "$v" | sed 's/^/    /')
+  Run 'tests/real_apiserver/build.sh --rebuild $v' to replace it." ;;
+    *) build_one "$v" ;;
+  esac
+  echo "$v $cache_root/$v/kube-apiserver $cache_root/$v/etcd"
+done
+exit "$status"

@@ -1,14 +1,14 @@
 """A real kube-apiserver (with etcd) for kubectl-aicr's ``real`` test tier (test-only code).
 
-The binaries come from ``make real-apiserver`` (``tests/real_apiserver/build.sh``), which
-builds them from Debian bookworm's packages and caches them in
-``~/.cache/kubectl-aicr/real-apiserver/<KUBERNETES_DEB_VERSION>/`` (the pins are in
-``tests/real_apiserver/versions.env``).
+The binaries come from ``make real-apiserver`` (``tests/real_apiserver/build.sh``), which builds them
+from the Go module proxy and caches them in ``~/.cache/kubectl-aicr/real-apiserver/<version>/``
+(the pins are in ``tests/real_apiserver/versions.env``). Which version: ``AICR_REAL_APISERVER_VERSION``
+(one of ``KUBERNETES_VERSIONS``; default the newest); ``make test-real`` runs the tier once per version.
 
 Use::
 
     with RealAPIServer() as server:          # starts etcd + kube-apiserver on 127.0.0.1
-        server.url, server.ca_file, server.admin_kubeconfig
+        server.url, server.ca_file, server.admin_kubeconfig, server.version
         server.write_kubeconfig(path, user="carol@example.com")            # token
         server.write_kubeconfig(path, user="alice@example.com", style="cert-files")
         server.load_objects(list_of_dicts)   # create or replace, then status
@@ -26,27 +26,23 @@ What is set up at start (all files in a temporary folder, removed at stop):
   a service-account RSA key pair (``--service-account-*``);
 - the CRDs of ``tests/real_apiserver/crds.yaml`` (waited for until Established and
   served), the ``aicr-system`` namespace and ``tests/real_apiserver/rbac.yaml``;
-- ``front``: the identity front (tests/support/identity_front.py) that answers SelfSubjectReview
-  and forwards everything else impersonating the caller (``write_kubeconfig(...,
-  front=True)``, ``request(..., front=True)``; ``front.requests`` is its request log,
-  ``front.interpose(action)`` lands another client's write before a command's write);
-- ``webhook``: the operator's admission rules as a validating webhook
-  (tests/support/admission_webhook.py), registered and waited for (``admission=False`` leaves it
-  out); ``webhook.reviews`` lists what it judged.
+- the operator's admission rules, ``tests/real_apiserver/admission-policies.yaml``
+  (ValidatingAdmissionPolicies and bindings, CEL), each with one added matchCondition that
+  exempts :data:`EXEMPT_USER`; waited for until a probe's bad update is denied;
+- ``audit``: the audit webhook backend (tests/support/audit_sink.py), the server's own request log
+  (``audit.requests``) and the hook that lands another client's write while a command's request waits
+  (``audit.interpose``). It only sees events: SelfSubjectReview, RBAC, admission and storage are all
+  the server's, and the plugin talks to the server directly.
 
 Users (every one has a token; a client certificate is issued when a kubeconfig asks):
 alice@example.com (aicr-approvers, certificate by default), bob@example.com (approver),
 carol@example.com (aicr-readers), mallory@example.com (no rights), admin (system:masters),
 approver-01 .. approver-20 (aicr-approvers, tokens), and aicr-rules-exempt-admin
-(system:masters; the one user the admission webhook does not judge, used only by
+(system:masters; the one user the admission policies do not judge, used only by
 :meth:`RealAPIServer.apply_action` for what the rules forbid everyone else).
 
-Differences from the operator's cluster to keep in mind: this is kube-apiserver v1.20.2
-(Debian's newest), so there is no SelfSubjectReview (1.28+; the front answers it), no CEL
-validation rules and no ValidatingAdmissionPolicy (the webhook enforces the rules; its
-denials start ``admission webhook "..." denied the request: ``). The server assigns
-``metadata.uid`` and ``creationTimestamp`` itself (the fixtures' values are dropped), and
-``load_objects`` replaces an existing rollout by delete and create (a new uid).
+The server assigns ``metadata.uid`` and ``creationTimestamp`` itself (the fixtures' values are
+dropped), and ``load_objects`` replaces an existing rollout by delete and create (a new uid).
 See tests/real_apiserver/README.md.
 """
 
@@ -70,11 +66,10 @@ import urllib.request
 import yaml
 
 try:  # imported as tests.support.real_apiserver
-    from . import admission_webhook, certs, identity_front
-except ImportError:  # imported as a top-level module (tests/ on sys.path)
-    import admission_webhook
+    from . import audit_sink, certs
+except ImportError:  # imported as a top-level module (tests/support on sys.path)
+    import audit_sink
     import certs
-    import identity_front
 
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
@@ -84,6 +79,15 @@ ASSETS = os.path.join(os.path.dirname(HERE), "real_apiserver")  # tests/real_api
 VERSIONS_FILE = os.path.join(ASSETS, "versions.env")
 CRDS_FILE = os.path.join(ASSETS, "crds.yaml")
 RBAC_FILE = os.path.join(ASSETS, "rbac.yaml")
+POLICIES_FILE = os.path.join(ASSETS, "admission-policies.yaml")
+MODULES = os.path.join(ASSETS, "modules")
+VERSION_ENV = "AICR_REAL_APISERVER_VERSION"
+#: The one identity the admission policies do not judge: the real tier's stand-in for a cluster administrator who
+#: changes what the rules forbid everyone else (tests/support/interpositions.py, a new target digest in place), so
+#: the plugin's own pins can be tested on the real server. No test acts as this user otherwise.
+EXEMPT_USER = "aicr-rules-exempt-admin"
+#: The User-Agent of the harness's own requests (left out of :attr:`RealAPIServer.requests`).
+HARNESS_AGENT = "aicr-real-apiserver-harness"
 REQUIRE_ENV = "AICR_REQUIRE_REAL_APISERVER"
 OPERATOR_NAMESPACE = "aicr-system"
 APPROVERS = "aicr-approvers"
@@ -98,7 +102,7 @@ USERS = (
     User("carol@example.com", (READERS,), False, "carol"),
     User("mallory@example.com", (), False, "mallory"),
     User("admin", (MASTERS,), True, "admin"),
-    User(admission_webhook.EXEMPT_USER, (MASTERS,), False, "rules-exempt-admin"),
+    User(EXEMPT_USER, (MASTERS,), False, "rules-exempt-admin"),
 ) + tuple(User("approver-%02d" % i, (APPROVERS,), False, "approver-%02d" % i) for i in range(1, 21))
 
 READY_TIMEOUT = 60.0
@@ -122,7 +126,7 @@ class APIStatusError(RealAPIServerError):
 
 
 def read_versions(path=VERSIONS_FILE):
-    """The pins of ``versions.env`` as a dict."""
+    """The pins of ``versions.env`` as a dict (``KEY=VALUE`` lines)."""
     pins = {}
     with open(path, encoding="utf-8") as f:
         for line in f:
@@ -133,48 +137,71 @@ def read_versions(path=VERSIONS_FILE):
     return pins
 
 
+def versions(pins=None):
+    """The pinned kube-apiserver versions, oldest first (``KUBERNETES_VERSIONS``)."""
+    return (pins or read_versions())["KUBERNETES_VERSIONS"].split()
+
+
+def chosen_version(pins=None):
+    """The version this run uses: ``AICR_REAL_APISERVER_VERSION`` (must be pinned), else the newest.
+    Raises RealAPIServerError for a version that is not pinned."""
+    pinned = versions(pins)
+    wanted = os.environ.get(VERSION_ENV) or pinned[-1]
+    if wanted not in pinned:
+        raise RealAPIServerError("%s=%s is not one of KUBERNETES_VERSIONS in %s (%s)" % (
+            VERSION_ENV, wanted, VERSIONS_FILE, " ".join(pinned)))
+    return wanted
+
+
 def cache_root():
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     return os.environ.get("AICR_REAL_APISERVER_CACHE") or os.path.join(base, "kubectl-aicr", "real-apiserver")
 
 
-def expected_manifest(pins):
-    """The manifest build.sh writes for these pins (keep in step with build.sh)."""
-    return (
-        "kubernetes=%(KUBERNETES_DEB_VERSION)s\n"
-        "kube-apiserver=%(KUBE_APISERVER_VERSION)s\n"
-        "etcd-server=%(ETCD_DEB_VERSION)s\n"
-        "golang-1.19-go=%(GOLANG_DEB_VERSION)s\n"
-        "golang-github-modern-go-reflect2-dev=%(REFLECT2_DEB_VERSION)s\n"
-        "build-recipe=%(BUILD_RECIPE)s\n" % pins
-    )
+def _module_sum(folder):
+    import hashlib
+    data = b""
+    for name in ("go.mod", "go.sum"):
+        with open(os.path.join(folder, name), "rb") as f:
+            data += f.read()
+    return hashlib.sha256(data).hexdigest()[:16]
 
 
-def find_binaries():
-    """Return ``(paths, None)`` with ``paths = {"kube-apiserver": ..., "etcd": ...}`` when the
-    cache for the pinned version is complete, else ``(None, reason)``. Never falls back to
-    binaries of another version or from PATH."""
+def expected_manifest(version, pins=None):
+    """The manifest build.sh writes for this version (keep in step with build.sh ``manifest``)."""
+    pins = pins or read_versions()
+    etcd = pins["ETCD_FOR_" + version]
+    return ("kube-apiserver=%s\netcd=%s\nbuild-recipe=%s\nkube-apiserver-module=%s\netcd-module=%s\n" % (
+        version, etcd, pins["BUILD_RECIPE"], _module_sum(os.path.join(MODULES, "kube-apiserver-" + version)),
+        _module_sum(os.path.join(MODULES, "etcd-" + etcd))))
+
+
+def find_binaries(version=None):
+    """Return ``(paths, None)`` with ``paths = {"kube-apiserver": ..., "etcd": ..., "version": ...}`` when the
+    cache for the pinned ``version`` (default :func:`chosen_version`) is complete, else ``(None, reason)``.
+    Never falls back to binaries of another version or from PATH."""
     pins = read_versions()
-    folder = os.path.join(cache_root(), pins["KUBERNETES_DEB_VERSION"])
+    try:
+        version = version or chosen_version(pins)
+    except RealAPIServerError as e:
+        return None, str(e)
+    folder = os.path.join(cache_root(), version)
     paths = {name: os.path.join(folder, name) for name in ("kube-apiserver", "etcd")}
     manifest_path = os.path.join(folder, "manifest")
-    hint = "run `make real-apiserver` (tests/real_apiserver/build.sh)"
+    hint = "run `make real-apiserver` (tests/real_apiserver/build.sh %s)" % version
     if not os.path.isdir(folder):
-        others = sorted(os.listdir(cache_root())) if os.path.isdir(cache_root()) else []
-        others = [o for o in others if not o.startswith(".")]
-        extra = " (the cache has only %s, which is not the pinned version)" % ", ".join(others) if others else ""
-        return None, "no real kube-apiserver for the pinned Debian kubernetes %s in %s%s: %s" % (
-            pins["KUBERNETES_DEB_VERSION"], folder, extra, hint)
+        return None, "no real kube-apiserver %s in %s: %s" % (version, folder, hint)
     missing = [p for p in paths.values() if not os.access(p, os.X_OK)]
     if missing or not os.path.isfile(manifest_path):
         return None, "incomplete real-apiserver cache in %s (missing %s): %s" % (
             folder, ", ".join(missing) or "manifest", hint)
     with open(manifest_path, encoding="utf-8") as f:
         manifest = f.read()
-    if manifest.strip() != expected_manifest(pins).strip():
+    if manifest.strip() != expected_manifest(version, pins).strip():
         return None, ("the real-apiserver cache in %s was built with other pins than "
-                      "tests/real_apiserver/versions.env:\n%s\nrun tests/real_apiserver/build.sh --rebuild"
-                      % (folder, manifest))
+                      "tests/real_apiserver/versions.env:\n%s\nrun tests/real_apiserver/build.sh --rebuild %s"
+                      % (folder, manifest, version))
+    paths["version"] = version
     return paths, None
 
 
@@ -285,8 +312,9 @@ class RealAPIServer:
         self._discovery = {}
         self._atexit = False
         self.admission = admission
-        self.webhook = None
-        self.front = None
+        self.audit = None
+        self.version = self.binaries.get("version")
+        self.version_line = None
 
     # ---- lifecycle
 
@@ -340,15 +368,20 @@ class RealAPIServer:
         ], self.etcd_log)
         self._wait("etcd to answer /health", self._etcd, lambda: self._etcd_healthy(), self.etcd_log)
 
+        self.audit = audit_sink.AuditSink().start()
+        audit_policy = _write_yaml(os.path.join(self.workdir, "audit-policy.yaml"), audit_sink.policy())
+        audit_config = _write_yaml(os.path.join(self.workdir, "audit-webhook.kubeconfig"), self.audit.kubeconfig())
         self.port = free_port()
         self.url = "https://127.0.0.1:%d" % self.port
         self.apiserver_log = os.path.join(self.workdir, "kube-apiserver.log")
+        self.version_line = subprocess.run([self.binaries["kube-apiserver"], "--version"], capture_output=True,
+                                           text=True, timeout=30).stdout.strip()
         self._apiserver = _Process("kube-apiserver", [
             self.binaries["kube-apiserver"],
             "--bind-address=127.0.0.1",
             "--advertise-address=127.0.0.1",
+            "--endpoint-reconciler-type=none",  # no kubernetes Service endpoint (1.37 refuses a loopback one)
             "--secure-port=%d" % self.port,
-            "--insecure-port=0",
             "--etcd-servers=" + self.etcd_url,
             "--tls-cert-file=" + serving.cert,
             "--tls-private-key-file=" + serving.key,
@@ -361,6 +394,11 @@ class RealAPIServer:
             "--api-audiences=https://kubernetes.default.svc.cluster.local",
             "--service-cluster-ip-range=10.0.0.0/24",
             "--cert-dir=" + os.path.join(self.workdir, "apiserver-certs"),
+            # the audit webhook backend (tests/support/audit_sink.py): every event sent while its request waits
+            "--audit-policy-file=" + audit_policy,
+            "--audit-webhook-config-file=" + audit_config,
+            "--audit-webhook-mode=blocking",
+            "--audit-webhook-initial-backoff=100ms",
             "--profiling=false",
             "--v=1",
         ], self.apiserver_log)
@@ -373,41 +411,55 @@ class RealAPIServer:
             self._wait_crd(crd)
         self.load_objects([{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": OPERATOR_NAMESPACE}}])
         self.load_objects(read_yaml_documents(RBAC_FILE))
-        self.front = identity_front.IdentityFront(self, pki).start()
         if self.admission:
-            self._install_webhook(pki)
+            self._install_policies()
 
-    def _install_webhook(self, folder):
-        """Start the operator's rules as a validating webhook (tests/support/admission_webhook.py), register it,
-        and wait until the server calls it: a probe rollout's bad update is denied by it."""
-        self.webhook = admission_webhook.AdmissionWebhook(self.ca, folder).start()
-        self.load_objects([admission_webhook.webhook_configuration(self.webhook.url, self.ca.cert_pem.bytes())])
+    def policies(self):
+        """The documents of admission-policies.yaml as the tier installs them: each policy with one more
+        matchCondition, ``not-the-tiers-exempt-admin`` (see :data:`EXEMPT_USER`)."""
+        docs = read_yaml_documents(POLICIES_FILE)
+        for doc in docs:
+            if doc["kind"] == "ValidatingAdmissionPolicy":
+                doc["spec"].setdefault("matchConditions", []).append({
+                    "name": "not-the-tiers-exempt-admin",
+                    "expression": "request.userInfo.username != %s" % json.dumps(EXEMPT_USER)})
+        return docs
+
+    def _install_policies(self):
+        """Install the operator's ValidatingAdmissionPolicies and bindings and wait until the server enforces
+        every one of them: a probe rollout's update that each policy refuses is denied by that policy (the
+        server loads policies asynchronously, within a second or so)."""
+        self.load_objects(self.policies())
         probe = {"apiVersion": "operator.aicr.run/v1alpha1", "kind": "RuntimeRollout",
-                 "metadata": {"name": "aicr-webhook-probe"}, "spec": {"deadline": "2030-01-01T00:00:00Z"}}
+                 "metadata": {"name": "aicr-policy-probe"},
+                 "spec": {"deadline": "2030-01-01T00:00:00Z", "approval": {"user": "x", "expires": "x",
+                                                                           "reason": "x"},
+                          "acknowledgements": [{"release": "a", "user": "x", "time": "x"}]},
+                 "status": {"phase": "Validating"}}
         path = self.object_path(self.load_objects([probe])[0])
-        bad = {"spec": {"deadline": "2031-01-01T00:00:00Z"}}
-
-        def denied():
-            code, body = self.request("PATCH", path, bad, content_type="application/merge-patch+json",
-                                      timeout=5)
-            if code == 200:
-                raise RealAPIServerError("the probe's immutable spec.deadline was changed: %s" % body)
-            return code == 422 and "admission webhook" in (body or {}).get("message", "")
-
-        self._wait("the admission webhook to be called", self._apiserver, denied, self.apiserver_log)
+        bad = {
+            "aicr-rollout-approval": [{"op": "remove", "path": "/spec/approval"}],
+            "aicr-rollout-revocation": [{"op": "add", "path": "/spec/revocation", "value": {"user": "admin"}}],
+            "aicr-rollout-acknowledgements": [{"op": "remove", "path": "/spec/acknowledgements/0"}],
+            "aicr-rollout-immutable": [{"op": "replace", "path": "/spec/deadline", "value": "2031-01-01T00:00:00Z"}],
+        }
+        for policy, patch in bad.items():
+            def denied():
+                code, body = self.request("PATCH", path + "?dryRun=All", patch,
+                                          content_type="application/json-patch+json", timeout=5)
+                return code == 422 and "ValidatingAdmissionPolicy '%s'" % policy in (body or {}).get("message", "")
+            self._wait("the policy %s to be enforced" % policy, self._apiserver, denied, self.apiserver_log)
         self._call("DELETE", path)
-        self.webhook.clear()
 
     def stop(self):
         """Stop kube-apiserver, then etcd (SIGTERM by PID, SIGKILL after 10 s); remove the
         temporary folder. Safe to call twice."""
-        for helper in (self.front, self.webhook):
-            if helper is not None:
-                helper.stop()
-        self.front = self.webhook = None
         for proc in (self._apiserver, self._etcd):
             if proc is not None:
                 proc.stop()
+        if self.audit is not None:
+            self.audit.stop()
+        self.audit = None
         self._apiserver = self._etcd = None
         if self._owns_workdir and self.workdir and os.path.isdir(self.workdir):
             shutil.rmtree(self.workdir, ignore_errors=True)
@@ -499,11 +551,9 @@ class RealAPIServer:
                 self.ca, os.path.join(self.workdir, "pki"), "client-" + u.short, u.name, u.groups)
         return self._client_certs[username]
 
-    def kubeconfig(self, user="alice@example.com", style=None, front=False):
-        """A kubeconfig dict for one user. ``style``: ``"token"``, ``"cert-files"`` or
-        ``"cert-data"``; default cert-files for alice and admin, else token. ``front``: the
-        server URL is the identity front's (tests/support/identity_front.py: SelfSubjectReview answered,
-        everything else forwarded to this server as the same user)."""
+    def kubeconfig(self, user="alice@example.com", style=None):
+        """A kubeconfig dict for one user of this server. ``style``: ``"token"``, ``"cert-files"`` or
+        ``"cert-data"``; default cert-files for alice and admin, else token."""
         u = self.users[user]
         style = style or ("cert-files" if u.cert else "token")
         if style == "token":
@@ -520,16 +570,16 @@ class RealAPIServer:
             raise ValueError("unknown kubeconfig style %r (token, cert-files, cert-data)" % style)
         return {
             "apiVersion": "v1", "kind": "Config", "preferences": {},
-            "clusters": [{"name": "aicr-real", "cluster": {"server": self.front.url if front else self.url,
+            "clusters": [{"name": "aicr-real", "cluster": {"server": self.url,
                                                       "certificate-authority": self.ca_file}}],
             "users": [{"name": u.short, "user": entry}],
             "contexts": [{"name": u.short, "context": {"cluster": "aicr-real", "user": u.short}}],
             "current-context": u.short,
         }
 
-    def write_kubeconfig(self, path, user="alice@example.com", style=None, front=False):
+    def write_kubeconfig(self, path, user="alice@example.com", style=None):
         """Write :meth:`kubeconfig` to ``path`` (mode 0600). Returns ``path``."""
-        return _write_yaml(path, self.kubeconfig(user, style, front))
+        return _write_yaml(path, self.kubeconfig(user, style))
 
     # ---- HTTP
 
@@ -544,14 +594,14 @@ class RealAPIServer:
         return self._contexts[key]
 
     def request(self, method, path, body=None, user="admin", token=None, content_type=None,
-                timeout=REQUEST_TIMEOUT, raw=False, front=False, impersonate=None):
+                timeout=REQUEST_TIMEOUT, raw=False, impersonate=None, headers_out=None):
         """One HTTPS request; returns ``(status code, decoded JSON body or text)``, never raises
         for an HTTP error. Identity: ``user`` (admin and alice by client certificate, the others
         by token; None for anonymous) or an explicit bearer ``token``. ``body``: dict (JSON) or
-        bytes; ``content_type`` defaults to application/json. ``front``: to the identity front
-        (tests/support/identity_front.py) instead of the server itself. ``impersonate``: a username sent
-        as ``Impersonate-User`` (the server then judges that user)."""
-        headers = {"Accept": "application/json"}
+        bytes; ``content_type`` defaults to application/json. ``impersonate``: a username sent
+        as ``Impersonate-User`` (the server then judges that user). ``headers_out``: a list that receives
+        the answer's headers as (name, value) pairs. The User-Agent is :data:`HARNESS_AGENT`."""
+        headers = {"Accept": "application/json", "User-Agent": HARNESS_AGENT}
         if impersonate:
             headers["Impersonate-User"] = impersonate
         style = None
@@ -566,14 +616,15 @@ class RealAPIServer:
         if body is not None:
             data = body if isinstance(body, bytes) else json.dumps(body).encode("utf-8")
             headers["Content-Type"] = content_type or "application/json"
-        req = urllib.request.Request((self.front.url if front else self.url) + path, data=data, method=method,
-                                     headers=headers)
+        req = urllib.request.Request(self.url + path, data=data, method=method, headers=headers)
         try:
             with urllib.request.urlopen(req, context=self._ssl_context(user if style else None, style),
                                         timeout=timeout) as r:
-                code, payload = r.status, r.read()
+                code, payload, answer_headers = r.status, r.read(), r.getheaders()
         except urllib.error.HTTPError as e:
-            code, payload = e.code, e.read()
+            code, payload, answer_headers = e.code, e.read(), list(e.headers.items())
+        if headers_out is not None:
+            headers_out.extend(answer_headers)
         if raw:
             return code, payload
         try:
@@ -660,7 +711,7 @@ class RealAPIServer:
         """Make one change of tests/support/interpositions.py as real requests: ``recreate`` deletes the object and
         creates it again (a new uid; a rollout's status written after); ``patch`` sends its JSON patch to the
         object or its ``status`` subresource as ``action["user"]``: a configured user with their own
-        credentials, ``admin`` as :data:`admission_webhook.EXEMPT_USER` (the changes the operator's rules
+        credentials, ``admin`` as :data:`EXEMPT_USER` (the changes the operator's rules
         forbid everyone, made anyway to test the plugin's pins), anyone else by impersonation (the
         operator's service account). Raises APIStatusError when the server refuses."""
         api_version = "v1" if action["kind"] == "ConfigMap" else "operator.aicr.run/v1alpha1"
@@ -676,11 +727,20 @@ class RealAPIServer:
         if action["action"] != "patch":
             raise ValueError("unknown action %r" % action["action"])
         user = action.get("user") or "admin"
-        who = {"user": admission_webhook.EXEMPT_USER} if user == "admin" else (
+        who = {"user": EXEMPT_USER} if user == "admin" else (
             {"user": user} if user in self.users else {"user": "admin", "impersonate": user})
         if action.get("subresource"):
             path += "/" + action["subresource"]
         return self._call("PATCH", path, action["patch"], content_type="application/json-patch+json", **who)
+
+    @property
+    def requests(self):
+        """The requests the server completed since the last :meth:`clear_requests`, from its audit log
+        (tests/support/audit_sink.py ``Record``), without the harness's own (:data:`HARNESS_AGENT`)."""
+        return [r for r in self.audit.requests if r.user_agent != HARNESS_AGENT]
+
+    def clear_requests(self):
+        self.audit.clear()
 
     def get(self, obj_or_api_version, kind=None, name=None, namespace=None, user="admin"):
         """GET an object (admin by default); raises APIStatusError on an HTTP error."""

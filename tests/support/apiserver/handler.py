@@ -247,6 +247,8 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             self.send_header("Cache-Control", "no-cache, private")
             for name, value in extra_headers:
                 self.send_header(name, value)
+            for text in self.server.api.warnings:  # apiserver's warning.AddWarning -> one header each
+                self.send_header("Warning", '299 - "%s"' % text.replace("\\", "\\\\").replace('"', '\\"'))
             if self.close_connection:
                 self.send_header("Connection", "close")
             self.end_headers()

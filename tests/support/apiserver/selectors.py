@@ -40,7 +40,8 @@ def _regex_error(msg, fmt, *examples):
 
 
 def _qualified_name_errors(value):
-    """``validation.IsQualifiedName``: a list of error texts (empty when valid)."""
+    """A label key's checks (``validation.IsQualifiedName``) with the texts of kube-apiserver 1.37 (length limits in
+    bytes, "a valid label key" where 1.34 says "a qualified name"): a list of error texts (empty when valid)."""
     errs = []
     parts = value.split("/")
     if len(parts) == 1:
@@ -51,27 +52,27 @@ def _qualified_name_errors(value):
             errs.append("prefix part must be non-empty")
         else:
             if len(prefix) > 253:
-                errs.append("prefix part must be no more than 253 characters")
+                errs.append("prefix part must be no more than 253 bytes")
             if not _DNS1123_SUBDOMAIN.match(prefix):
                 errs.append("prefix part " + _regex_error(_DNS1123_SUBDOMAIN_MSG, _DNS1123_SUBDOMAIN_FMT,
                                                           "example.com"))
     else:
-        return ["a qualified name " + _regex_error(_QNAME_MSG, _QNAME_FMT, "MyName", "my.name", "123-abc")
+        return ["a valid label key " + _regex_error(_QNAME_MSG, _QNAME_FMT, "MyName", "my.name", "123-abc")
                 + " with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')"]
     if not name:
         errs.append("name part must be non-empty")
     elif len(name) > 63:
-        errs.append("name part must be no more than 63 characters")
+        errs.append("name part must be no more than 63 bytes")
     if not _QNAME.match(name):
         errs.append("name part " + _regex_error(_QNAME_MSG, _QNAME_FMT, "MyName", "my.name", "123-abc"))
     return errs
 
 
 def _label_value_errors(value):
-    """``validation.IsValidLabelValue``."""
+    """``validation.IsValidLabelValue`` (1.37's texts: the length limit in bytes)."""
     errs = []
     if len(value) > 63:
-        errs.append("must be no more than 63 characters")
+        errs.append("must be no more than 63 bytes")
     if not _LABEL_VALUE.match(value):
         errs.append(_regex_error(_LABEL_VALUE_MSG, _LABEL_VALUE_FMT, "MyValue", "my_value", "12345"))
     return errs
@@ -186,7 +187,7 @@ class _LabelSelectorParser:
         kind, literal = self.consume(False)
         ops = {"in": "in", "eq": "=", "eqeq": "=", "gt": ">", "lt": "<", "notin": "notin", "neq": "!="}
         if kind not in ops:
-            raise _SelectorError("found '%s', expected: '=', '!=', '==', 'in', notin'" % literal)
+            raise _SelectorError("found '%s', expected: in, notin, =, ==, !=, gt, lt" % literal)
         return ops[kind]
 
     def values(self):
@@ -241,10 +242,12 @@ class _LabelSelectorParser:
     def check_key(key):
         errs = _qualified_name_errors(key)
         if errs:
-            raise _SelectorError("invalid label key %s: %s" % (go_quote(key), "; ".join(errs)))
+            # validateLabelKey(k, p.path) with the parser's nil path: field.Invalid's "<nil>: Invalid value: ..."
+            raise _SelectorError("<nil>: Invalid value: %s: %s" % (go_quote(key), "; ".join(errs)))
 
     def new_requirement(self, key, op, values):
-        """``NewRequirement``: the checks of v1.20, in its order."""
+        """``NewRequirement`` (k8s.io/apimachinery ``pkg/labels/selector.go``): its checks in its order, each a
+        field.Error at ``values[i]`` (a label value's at ``values[i][key]``); the first is raised."""
         self.check_key(key)
         if op in ("in", "notin") and not values:
             raise _SelectorError("for 'in', 'notin' operators, values set can't be empty")
@@ -253,13 +256,15 @@ class _LabelSelectorParser:
         if op in (">", "<"):
             if len(values) != 1:
                 raise _SelectorError("for 'Gt', 'Lt' operators, exactly one value is required")
-            if any(_go_int64(v) is None for v in values):
-                raise _SelectorError("for 'Gt', 'Lt' operators, the value must be an integer")
-        for value in values:
+            for i, value in enumerate(sorted(values)):
+                if _go_int64(value) is None:
+                    raise _SelectorError("values[%d]: Invalid value: %s: for 'Gt', 'Lt' operators, the value must "
+                                         "be an integer" % (i, go_quote(value)))
+        for i, value in enumerate(sorted(values)):
             errs = _label_value_errors(value)
             if errs:
-                raise _SelectorError("invalid label value: %s: at key: %s: %s" % (
-                    go_quote(value), go_quote(key), "; ".join(errs)))
+                raise _SelectorError("values[%d][%s]: Invalid value: %s: %s" % (i, key, go_quote(value),
+                                                                                "; ".join(errs)))
         return key, op, values
 
 

@@ -27,7 +27,7 @@ from .patches import PatchError, apply_json_patch, apply_merge_patch, json_equal
 from .rbac import Attributes, UserInfo, default_grants, default_users, request_info
 from .resources import ADMIN_USER, ANONYMOUS, AUTHENTICATED, CREATE_TYPES, CR_PATCH_TYPES, FAULTS, FIXTURE_ANNOTATION, GROUP, JSON_PATCH, MAX_BODY, MERGE_PATCH, RESOURCES, Resource, SERVED_GROUP_VERSIONS, SERVED_PATCH_TYPES, UNAUTHENTICATED, VERSION, resource_for
 from .selectors import labels_match, parse_field_selector, parse_label_selector
-from .status import APIError, TextError, bad_request, conflict, field_invalid, forbidden, forbidden_message, go_quote, method_not_allowed, method_not_supported, not_found, page_not_found, patch_failed, path_not_found, policy_denied, status, too_large, unauthorized, unsupported_media_type
+from .status import APIError, TextError, bad_request, conflict, details, field_invalid, forbidden, forbidden_message, go_quote, method_not_allowed, method_not_supported, not_found, page_not_found, patch_failed, path_not_found, policy_denied, status, too_large, unauthorized, unsupported_media_type
 from .store import Store
 
 
@@ -109,6 +109,8 @@ class APIServer:
         # Hostile response headers for fuzzing, {name: value}: "Date" replaces the clock's; "Content-Type"
         # and "Content-Length" replace the real ones (the connection then closes after the answer).
         self.header_values = {}
+        # Texts sent as ``Warning: 299 - "<text>"`` headers on every answer (a deprecated version, a Warn policy).
+        self.warnings = []
         self._httpd = None
         self._thread = None
         self.url = None
@@ -596,10 +598,11 @@ class APIServer:
         dry_run = req.query.get("dryRun")
         if dry_run is not None and dry_run != ["All"]:
             # ValidatePatchOptions -> ValidateDryRun (apimachinery/pkg/apis/meta/v1/validation)
-            raise APIError(status(422, "Invalid", 'PatchOptions.meta.k8s.io "" is invalid: dryRun: Unsupported '
-                                  'value: []string{%s}: supported values: "All"' % ", ".join(
-                                      go_quote(v) for v in dry_run), {"group": "meta.k8s.io",
-                                                                       "kind": "PatchOptions"}))
+            # (a field.NotSupported error: the value shown as JSON, as current servers print it)
+            cause = 'Unsupported value: %s: supported values: "All"' % json.dumps(dry_run, separators=(",", ":"))
+            raise APIError(status(422, "Invalid", 'PatchOptions.meta.k8s.io "" is invalid: dryRun: ' + cause, {
+                "causes": [{"reason": "FieldValueNotSupported", "message": cause, "field": "dryRun"}],
+                "group": "meta.k8s.io", "kind": "PatchOptions"}))
         self._land_interposition(a.name, "before-patch")
         with self.store.lock:
             old = self.store.get(res.plural, "", a.name)
@@ -607,6 +610,7 @@ class APIServer:
                 raise not_found(res, a.name)
             new = self._apply_patch(content_type, req.body, old)
             self._check_update(res, a.name, old, new)
+            self._check_schema(res, a.name, old, new)
             try:
                 check_rollout_update(old, new, req.user.name)
             except Denied as d:
@@ -627,8 +631,9 @@ class APIServer:
             raise bad_request("Invalid JSON Patch" if content_type == MERGE_PATCH else str(e))
         if content_type == JSON_PATCH:
             if not isinstance(patch, list):
-                raise bad_request("json: cannot unmarshal %s into Go value of type jsonpatch.Patch"
-                                  % _json_type(patch))
+                # patch.go decodes the operations first, to count them (maxJSONPatchOperations)
+                raise bad_request("error decoding patch: json: cannot unmarshal %s into Go value of type "
+                                  "[]handlers.jsonPatchOp" % _json_type(patch))
             if any(op is not None and not isinstance(op, dict) for op in patch):
                 raise bad_request("json: cannot unmarshal array element into Go value of type "
                                   "jsonpatch.Operation")
@@ -644,6 +649,22 @@ class APIServer:
             raise APIError(status(422, "Invalid", ' "" is invalid: patch: Invalid value: %s: '
                                   'the patched object is not a JSON object' % go_quote(body.decode()), {}))
         return new
+
+    @staticmethod
+    def _check_schema(res, name, old, new):
+        """The CRD schema's one bound the rules also state (tests/real_apiserver/crds.yaml: spec.approval.reason
+        maxLength 1024), checked before admission as the real server does; a value the update leaves as it was
+        is not judged again (CRD validation ratcheting)."""
+        reason = ((_spec(new).get("approval") or {}) if isinstance(_spec(new).get("approval"), dict) else {}).get(
+            "reason")
+        before = ((_spec(old).get("approval") or {}) if isinstance(_spec(old).get("approval"), dict) else {}).get(
+            "reason")
+        # kube-openapi's MaxLength counts characters (utf8.RuneCountInString); field.TooLong's text says "bytes"
+        if isinstance(reason, str) and reason != before and len(reason) > 1024:
+            message = "Too long: may not be more than 1024 bytes"
+            raise APIError(status(422, "Invalid", '%s.%s %s is invalid: spec.approval.reason: %s' % (
+                res.kind, res.group, go_quote(name), message), details(name, res.group, res.kind, [
+                    {"reason": "FieldValueTooLong", "message": message, "field": "spec.approval.reason"}])))
 
     def _check_update(self, res, name, old, new):
         """What the generic registry does to an update before admission (store.go Update,
