@@ -212,3 +212,18 @@ def restore_signals(previous):
     """Put back the handlers :func:`end_on_termination` replaced."""
     for signum, handler in previous.items():
         signal.signal(signum, handler)
+
+
+def human_duration(seconds):
+    """Seconds -> ``2d3h``, ``3h59m``, ``4m10s``, ``42s`` (whole units, truncated)."""
+    seconds = int(abs(seconds))
+    days, rest = divmod(seconds, 86400)
+    hours, rest = divmod(rest, 3600)
+    minutes, secs = divmod(rest, 60)
+    if days:
+        return "%dd%dh" % (days, hours)
+    if hours:
+        return "%dh%dm" % (hours, minutes)
+    if minutes:
+        return "%dm%ds" % (minutes, secs)
+    return "%ds" % secs

@@ -86,10 +86,9 @@ def clock_skew(client):
     apart = (server - local).total_seconds()
     if abs(apart) <= CLOCK_SKEW_LIMIT.total_seconds():
         return None
-    from .describe import human_duration
     return ("the API server's clock (its Date header) says %s and this machine's %s: the server is %s %s, more "
-            "than %s" % (objects.format_time(server), objects.format_time(local), human_duration(apart),
-                         "ahead" if apart > 0 else "behind", human_duration(CLOCK_SKEW_LIMIT.total_seconds())))
+            "than %s" % (objects.format_time(server), objects.format_time(local), helpers.human_duration(apart),
+                         "ahead" if apart > 0 else "behind", helpers.human_duration(CLOCK_SKEW_LIMIT.total_seconds())))
 
 
 def warn_clock_skew(client, recorded):
