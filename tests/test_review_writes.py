@@ -88,5 +88,32 @@ def test_no_approve_line_while_the_clocks_disagree(run, api_server, kubeconfig_f
     finally:
         api_server.header_values.clear()
     assert result is None, (result.returncode, result.stderr)
-    assert "the server is 30m0s behind" in described.stdout + described.stderr
+    assert "the server is 30m" in described.stderr and "behind, more than 5m0s" in described.stderr
+    assert _patches(api_server) == []
+
+
+@pytest.mark.parametrize("role,command,args", [
+    ("awaiting-approval", "approve", ["--reason", "r"]),
+    ("approved-rolling-out", "revoke", ["--reason", "r"]),
+    ("awaiting-acknowledgement", "acknowledge", []),
+])
+def test_a_rollout_read_under_another_name_is_never_decided_on(run, api_server, kubeconfig_for, monkeypatch, role,
+                                                             command, args):
+    """A hostile server answers GET of rollout A with rollout B (its name, UID and facts): the command would show
+    "approving rollout B" and send the PATCH for A. Refused before writing, naming both."""
+    asked = api_server.fixture_name(role)
+    other = api_server.get_object("RuntimeRollout", asked)
+    other["metadata"]["name"] = "rollout-decoy-1"
+    original = api_server._get
+
+    def wrong(res, a):
+        code, obj = original(res, a)
+        if res.plural == "runtimerollouts" and a.name == asked:
+            return code, other
+        return code, obj
+    monkeypatch.setattr(api_server, "_get", wrong)
+    result = run(command, asked, *args, kubeconfig=kubeconfig_for(ALICE))
+    assert result.returncode == 1, result.stderr
+    assert "rollout-decoy-1" in result.stderr and asked in result.stderr
+    assert "nothing was written" in result.stderr.splitlines()[-1]
     assert _patches(api_server) == []

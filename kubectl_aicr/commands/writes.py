@@ -100,9 +100,17 @@ def warn_clock_skew(client, recorded):
 
 
 def read_rollout(client, name):
-    """GET rollout ``name`` once -> (the object as read, a dict; its :class:`objects.Rollout` view)."""
+    """GET rollout ``name`` once -> (the object as read, a dict; its :class:`objects.Rollout` view).
+
+    RefusedError when the answer is another rollout (its ``metadata.name`` not ``name``): what is shown and
+    decided on would be that one, and the write would go to ``name``."""
     raw = client.get(objects.rollout_path(name))
-    return raw, objects.rollout(raw)
+    rollout = objects.rollout(raw)
+    if rollout.name != name:
+        raise RefusedError("the API server answered the read of rollout %s with rollout %s; refusing to decide on "
+                           "another rollout than the one named; nothing was written"
+                           % (name, output.or_none(rollout.name)))
+    return raw, rollout
 
 
 class Decision:
