@@ -7,8 +7,13 @@ Each test runs the built file against the test API server (tests/support/apiserv
 import datetime
 import email.utils
 import shlex
+import signal
+import subprocess
+import time
 
 import pytest
+
+from tests.support.plugin import base_env, plugin_command
 
 pytestmark = pytest.mark.e2e
 
@@ -117,3 +122,88 @@ def test_a_rollout_read_under_another_name_is_never_decided_on(run, api_server, 
     assert "rollout-decoy-1" in result.stderr and asked in result.stderr
     assert "nothing was written" in result.stderr.splitlines()[-1]
     assert _patches(api_server) == []
+
+
+# ---------------------------------------------------------------------------------------------
+# A 409 may answer a write that was stored (README, "A write whose outcome is unknown"): until the read after
+# it shows otherwise, the outcome is unknown, never "nothing was written".
+
+WRITES = {"approve": ("awaiting-approval", ["--reason", "r"], "approval"),
+          "revoke": ("approved-rolling-out", ["--reason", "r"], "revocation"),
+          "acknowledge": ("awaiting-acknowledgement", [], "acknowledgements")}
+
+
+def _stored(api_server, name, field):
+    spec = api_server.get_object("RuntimeRollout", name)["spec"]
+    if field == "acknowledgements":
+        return any(entry.get("user") == ALICE for entry in spec.get(field) or [])
+    return field in spec
+
+
+def _after_a_stored_conflict(api_server, monkeypatch, answer):
+    """The next PATCH is stored and answered 409 (the store-conflict fault); the first GET of a rollout after
+    it is answered by ``answer()`` (an (HTTP status, body) pair), every later one as usual."""
+    api_server.set_fault("store-conflict", count=1, method="PATCH")
+    original = api_server._get
+    state = {"answered": False}
+
+    def get(res, a):
+        patched = any(r.method == "PATCH" for r in api_server.requests)
+        if res.plural == "runtimerollouts" and patched and not state["answered"]:
+            state["answered"] = True
+            return answer()
+        return original(res, a)
+    monkeypatch.setattr(api_server, "_get", get)
+    return state
+
+
+@pytest.mark.parametrize("command", sorted(WRITES))
+def test_an_error_reading_again_after_a_conflict_may_have_been_recorded(run, api_server, kubeconfig_for,
+                                                                        monkeypatch, command):
+    """store-conflict, then the read again answered 503: the write is stored, so exit 1 ("an API error") would
+    report a stored decision as failed; exit 4, "the write may have been recorded"."""
+    role, args, field = WRITES[command]
+    name = api_server.fixture_name(role)
+    from tests.support.apiserver.status import status
+    _after_a_stored_conflict(api_server, monkeypatch,
+                             lambda: (503, status(503, "ServiceUnavailable", "etcd is unavailable")))
+    result = run(command, name, *args, kubeconfig=kubeconfig_for(ALICE))
+    assert _stored(api_server, name, field)
+    assert result.returncode in (0, 4), result.stderr
+    if result.returncode == 4:
+        assert "the write may have been recorded; check with kubectl aicr describe %s" % name in result.stderr
+
+
+@pytest.mark.parametrize("command", sorted(WRITES))
+def test_ctrl_c_while_reading_again_after_a_conflict_is_never_nothing_written(plugin, api_server, tmp_path,
+                                                                              monkeypatch, command):
+    """store-conflict, then Ctrl-C while the read again is under way: the write is stored; "interrupted
+    before the write was sent; nothing was written" (exit 130) is false. The one read after an interrupt
+    shows it recorded: exit 0."""
+    role, args, field = WRITES[command]
+    name = api_server.fixture_name(role)
+    import threading
+    release = threading.Event()
+
+    def hang():
+        release.wait(20)
+        return 503, {}
+    _after_a_stored_conflict(api_server, monkeypatch, hang)
+    kubeconfig = api_server.write_kubeconfig(str(tmp_path / "kc"), user=ALICE)
+    process = subprocess.Popen(plugin_command(plugin) + [command, name] + args,
+                               env=dict(base_env(tmp_path), KUBECONFIG=str(kubeconfig)), stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, universal_newlines=True)
+    try:
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline and not (
+                any(r.method == "PATCH" for r in api_server.requests)
+                and sum(r.method == "GET" for r in api_server.requests) >= 2):
+            time.sleep(0.02)
+        time.sleep(0.3)
+        process.send_signal(signal.SIGINT)
+        out, err = process.communicate(timeout=20)
+    finally:
+        release.set()
+    assert _stored(api_server, name, field)
+    assert "nothing was written" not in err, err
+    assert process.returncode in (0, 4), err

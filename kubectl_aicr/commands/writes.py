@@ -251,6 +251,7 @@ def _send(client, decision, dry_run, sends):
             time.sleep(min(BACKOFF_SECONDS * 2 ** (attempt - 1), MAX_BACKOFF_SECONDS,
                            _remaining_or_unknown(client, decision, unknown)))
         count = sends.since = client.sent
+        conflict = None  # a 409 to a real write: it may answer a stored write, until the read again shows it
         try:
             return client.request("PATCH", path, query=query, body=decision.patch, content_type=JSON_PATCH)
         except helpers.Terminated:
@@ -263,6 +264,8 @@ def _send(client, decision, dry_run, sends):
                 raise
             if precondition:
                 refused, why = exc, "the server refused the write (%s)" % exc
+                if exc.code == 409 and dry_run == "none":
+                    conflict = "the server answered the write with a conflict (%s)" % exc
             else:
                 why = "the server answered the write with HTTP %d (%s)" % (exc.code, exc)
                 refused, sends.unknown = _unknown(decision, why), unknown or why
@@ -279,8 +282,12 @@ def _send(client, decision, dry_run, sends):
             if unknown is None:
                 raise
             raise _unknown(decision, "%s, and the write could not be sent again: %s" % (unknown, exc)) from None
-        sends.since, unknown = None, sends.unknown
-        now = _read_again(client, decision, unknown)
+        # After a 409 the read again is still part of the send: an interrupt during it goes to _after_interrupt
+        # and a failure of it is an unknown outcome, never "nothing was written".
+        unknown = sends.unknown
+        sends.since = count if conflict else None
+        now = _read_again(client, decision, unknown, conflict)
+        sends.since = None
         if dry_run == "none" and decision.landed(now):
             return _confirmed(decision, why, now)
         changed = decision.changed_facts(now)
@@ -388,27 +395,31 @@ def failed_precondition(exc):
     return exc.code == 409 or (exc.code == 422 and not (exc.status or {}).get("details"))
 
 
-def _read_again(client, decision, lost=None):
+def _read_again(client, decision, lost=None, conflict=None):
     """GET the rollout again (a dict). ``lost``: why the write's outcome is unknown; then a failure to read
-    says the write may have been recorded (UnknownOutcome), and a 404 too."""
+    says the write may have been recorded (UnknownOutcome), and a 404 too. ``conflict``: the write was
+    answered 409, which may answer a stored write (README, "A write whose outcome is unknown"): a failure to
+    read is an unknown outcome too (a 404 says the rollout is gone: nothing it could record is left)."""
     name = decision.name
     try:
         return client.get(objects.rollout_path(name))
     except ApiError as exc:
         if lost is None and exc.code == 404:
             raise RefusedError("rollout %s was deleted after it was read; nothing was written" % name) from None
-        if lost is None:
+        if lost is None and conflict is None:
             raise
-        raise _unknown(decision, "%s, and reading rollout %s again failed: %s" % (lost, name, exc)) from None
+        raise _unknown(decision, "%s, and reading rollout %s again failed: %s" % (lost or conflict, name, exc)
+                       ) from None
     except TransportError as exc:
-        why = lost or "the server refused the write as a conflict"
+        why = lost or conflict or "the server refused the write as a conflict"
         raise _unknown(decision, "%s, and reading rollout %s again failed: %s" % (why, name, exc)) from None
     except helpers.Terminated:
         raise
     except AicrError as exc:  # credentials
-        if lost is None:
+        if lost is None and conflict is None:
             raise
-        raise _unknown(decision, "%s, and reading rollout %s again failed: %s" % (lost, name, exc)) from None
+        raise _unknown(decision, "%s, and reading rollout %s again failed: %s" % (lost or conflict, name, exc)
+                       ) from None
 
 
 def _digests(new, old):
