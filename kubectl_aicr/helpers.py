@@ -227,3 +227,27 @@ def human_duration(seconds):
     if minutes:
         return "%dm%ds" % (minutes, secs)
     return "%ds" % secs
+
+
+# The API server's clock and this machine's further apart than this are said before a write (approve refuses, and
+# describe offers no approve line).
+CLOCK_SKEW_LIMIT = datetime.timedelta(minutes=5)
+
+
+def clock_skew(client):
+    """When the API server's clock (its ``Date`` header, ``client.server_time()``) and this machine's differ by
+    more than :data:`CLOCK_SKEW_LIMIT`: one clause naming both clocks and how far apart they are; else None
+    (None too before any dated answer: then the times written are this machine's, see commands.writes.now_utc).
+
+    The times a write records (an approval's expiry, a revocation's or an acknowledgement's time) are the API
+    server's; a server far behind stores an approval that every other clock already reads as expired."""
+    server = client.server_time()
+    if server is None:
+        return None
+    local = datetime.datetime.now(datetime.timezone.utc)
+    apart = (server - local).total_seconds()
+    if abs(apart) <= CLOCK_SKEW_LIMIT.total_seconds():
+        return None
+    return ("the API server's clock (its Date header) says %s and this machine's %s: the server is %s %s, more "
+            "than %s" % (format_utc(server), format_utc(local), human_duration(apart),
+                         "ahead" if apart > 0 else "behind", human_duration(CLOCK_SKEW_LIMIT.total_seconds())))

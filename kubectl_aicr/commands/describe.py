@@ -25,11 +25,10 @@ from ..aicr.objects import Invalid
 def run(invocation, now=None):
     """Describe ``invocation.name``; returns 0, or raises (VerificationError after printing)."""
     namespace = cli.operator_namespace(invocation)
-    from . import writes
     with clientcmd.connect(invocation) as client:
         rollout = objects.rollout(client.get(objects.rollout_path(invocation.name)))
         verified = reports.fetch_report(client, namespace, rollout.assessment_digest)
-        skew = writes.clock_skew(client)
+        skew = helpers.clock_skew(client)
     now = now or datetime.datetime.now(datetime.timezone.utc)
     if skew is not None and rollout.awaits_approval:
         output.warning("%s; approve refuses while they differ (--allow-clock-skew approves on the API server's "
@@ -330,7 +329,7 @@ def binding_lines(rollout, verified=None, name=None, now=None, skew=None):
     named release, approve for one awaiting a required approval whose assessment report verified
     (``verified``: the :class:`objects.VerifiedReport` shown; approve refuses an unverified one) or that
     records none, and whose deadline is still ahead of ``now`` (else approve needs --expires), revoke for a revocable one (not while Validating). No approve line while ``skew``
-    (writes.clock_skew: the API server's clock and this machine's too far apart) is set: approve refuses then.
+    (helpers.clock_skew: the API server's clock and this machine's too far apart) is set: approve refuses then.
     No acknowledge line for an empty release or one the rollout already records an acknowledgement of
     (acknowledge refuses it as already acknowledged, as before the operator moves on). Neither approve nor acknowledge
     while the recorded steps they acknowledge (or, for approve, the steps) cannot be read

@@ -36,7 +36,7 @@ MAX_BACKOFF_SECONDS = 2.0
 COMMON_FACTS = ("uid", "target", "assessment", "phase", "outcome", "outcome-label")
 EXIT_RECORDED = 0           # the decision was recorded, but its confirmation could not be printed
 # The API server's clock and this machine's further apart than this are said before a write (approve refuses).
-CLOCK_SKEW_LIMIT = datetime.timedelta(minutes=5)
+CLOCK_SKEW_LIMIT = helpers.CLOCK_SKEW_LIMIT
 
 
 def who_am_i(client):
@@ -72,23 +72,9 @@ def now_utc(client=None):
     return (now or datetime.datetime.now(datetime.timezone.utc)).replace(microsecond=0)
 
 
-def clock_skew(client):
-    """When the API server's clock (its ``Date`` header, ``client.server_time()``) and this machine's differ by
-    more than :data:`CLOCK_SKEW_LIMIT`: one clause naming both clocks and how far apart they are; else None
-    (None too before any dated answer: then the times written are this machine's, see :func:`now_utc`).
-
-    The times a write records (an approval's expiry, a revocation's or an acknowledgement's time) are the API
-    server's; a server far behind stores an approval that every other clock already reads as expired."""
-    server = client.server_time()
-    if server is None:
-        return None
-    local = datetime.datetime.now(datetime.timezone.utc)
-    apart = (server - local).total_seconds()
-    if abs(apart) <= CLOCK_SKEW_LIMIT.total_seconds():
-        return None
-    return ("the API server's clock (its Date header) says %s and this machine's %s: the server is %s %s, more "
-            "than %s" % (objects.format_time(server), objects.format_time(local), helpers.human_duration(apart),
-                         "ahead" if apart > 0 else "behind", helpers.human_duration(CLOCK_SKEW_LIMIT.total_seconds())))
+# Where describe, which must not load this module (main reads an interrupt after it loaded as one during a write
+# command), finds it too.
+clock_skew = helpers.clock_skew
 
 
 def warn_clock_skew(client, recorded):
