@@ -207,3 +207,21 @@ def test_ctrl_c_while_reading_again_after_a_conflict_is_never_nothing_written(pl
     assert _stored(api_server, name, field)
     assert "nothing was written" not in err, err
     assert process.returncode in (0, 4), err
+
+
+def test_a_refusal_counted_on_a_skewed_server_clock_names_the_clock(run, api_server, kubeconfig_for):
+    """The API server's clock a day ahead: by it the deadline (4 hours ahead by every other clock) has passed.
+    approve said only "its deadline ... has passed ... give --expires", and with --expires it then refused for
+    the clocks; the first refusal names the clocks too."""
+    when = datetime.datetime.now(datetime.timezone.utc) + datetime.timedelta(days=1)
+    api_server.header_values["Date"] = email.utils.format_datetime(when, usegmt=True)
+    try:
+        result = run("approve", api_server.fixture_name("awaiting-approval"), "--reason", "r",
+                     kubeconfig=kubeconfig_for(ALICE))
+    finally:
+        api_server.header_values.clear()
+    assert result.returncode == 1, result.stderr
+    error = result.stderr.splitlines()[-1]
+    assert "has passed" in error and "counted on the API server's clock" in error, error
+    assert "the server is 23h59m ahead" in error or "the server is 1d0h ahead" in error, error
+    assert _patches(api_server) == []

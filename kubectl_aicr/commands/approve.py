@@ -49,7 +49,13 @@ def run(invocation):
         user = writes.who_am_i(client)
         raw, rollout = writes.read_rollout(client, invocation.name)
         now = writes.now_utc(client)
-        expires = _expiry(rollout, lifetime, now)
+        try:
+            expires = _expiry(rollout, lifetime, now)
+        except RefusedError as refused:  # it may rest on the API server's clock (a deadline passed, an expiry)
+            skew = writes.clock_skew(client)
+            if skew is None:
+                raise
+            raise RefusedError("%s (counted on the API server's clock: %s)" % (refused, skew)) from None
         writes.require_target(rollout, expected)
         writes.require_bound(rollout, expected_uid, expected_assessment)
         skew = _clock_skew(client, rollout, invocation.allow_clock_skew)
