@@ -225,3 +225,14 @@ def test_a_refusal_counted_on_a_skewed_server_clock_names_the_clock(run, api_ser
     assert "has passed" in error and "counted on the API server's clock" in error, error
     assert "the server is 23h59m ahead" in error or "the server is 1d0h ahead" in error, error
     assert _patches(api_server) == []
+
+
+def test_no_approve_line_for_a_malformed_revocation(run, api_server, kubeconfig_for):
+    """spec.revocation a string on a rollout awaiting approval: approve refuses the malformed rollout, so
+    describe offers no approve line."""
+    def edit(obj):
+        obj["spec"]["revocation"] = "oops"
+    name = _put_variant(api_server, "awaiting-approval", edit)
+    result = _offered_line_works_or_none(run, kubeconfig_for(ALICE), name)
+    assert result is None, (result.returncode, result.stderr)
+    assert _patches(api_server) == []

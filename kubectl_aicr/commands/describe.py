@@ -330,7 +330,7 @@ def binding_lines(rollout, verified=None, name=None, now=None, skew=None):
     (``verified``: the :class:`objects.VerifiedReport` shown; approve refuses an unverified one) or that
     records none, and whose deadline is still ahead of ``now`` (else approve needs --expires), revoke for a revocable one (not while Validating). No approve line while ``skew``
     (helpers.clock_skew: the API server's clock and this machine's too far apart) is set: approve refuses then.
-    No acknowledge line for an empty release or one the rollout already records an acknowledgement of
+    No approve line for a malformed revocation (approve refuses it). No acknowledge line for an empty release or one the rollout already records an acknowledgement of
     (acknowledge refuses it as already acknowledged, as before the operator moves on). Neither approve nor acknowledge
     while the recorded steps they acknowledge (or, for approve, the steps) cannot be read
     (objects.unreadable_records, unreadable_steps: the commands refuse them). No line when the rollout has ended,
@@ -349,7 +349,8 @@ def binding_lines(rollout, verified=None, name=None, now=None, skew=None):
                     for ack in rollout.acknowledgements):
             return []
         words, last = ["acknowledge", rollout.name, "--release=" + rollout.awaiting_acknowledgement], []
-    elif rollout.awaits_approval and rollout.approval_required is True and report_ok and skew is None and (
+    elif rollout.awaits_approval and rollout.approval_required is True and report_ok and skew is None and \
+            not isinstance(rollout.revocation, Invalid) and (
             now is None or (isinstance(rollout.deadline, datetime.datetime) and rollout.deadline > now)):
         if objects.unreadable_records(rollout) is not None or objects.unreadable_steps(rollout) is not None:
             return []
