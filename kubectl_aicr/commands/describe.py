@@ -325,16 +325,17 @@ def binding_lines(rollout, verified=None, name=None, now=None, skew=None):
     and no value: the approver types why; pasted as it is, the command refuses (pflag's "flag needs an
     argument") and writes nothing.
 
-    Offered only where the command would act: acknowledge for a rollout awaiting an acknowledgement of a
-    named release, approve for one awaiting a required approval whose assessment report verified
-    (``verified``: the :class:`objects.VerifiedReport` shown; approve refuses an unverified one) or that
-    records none, and whose deadline is still ahead of ``now`` (else approve needs --expires), revoke for a revocable one (not while Validating). No approve line while ``skew``
-    (helpers.clock_skew: the API server's clock and this machine's too far apart) is set: approve refuses then.
-    No approve line for a malformed revocation (approve refuses it). No acknowledge line for an empty release or one the rollout already records an acknowledgement of
-    (acknowledge refuses it as already acknowledged, as before the operator moves on). Neither approve nor acknowledge
-    while the recorded steps they acknowledge (or, for approve, the steps) cannot be read
-    (objects.unreadable_records, unreadable_steps: the commands refuse them). No line when the rollout has ended,
-    its facts are malformed, its name is not a Kubernetes object name or not ``name`` (the one asked
+    Offered only where the command would act: acknowledge for a rollout awaiting an acknowledgement of a named
+    release, approve for one awaiting a required approval whose assessment report verified (``verified``: the
+    :class:`objects.VerifiedReport` shown; approve refuses an unverified one) or that records none, and whose
+    deadline is still ahead of ``now`` (else approve needs --expires), revoke for a revocable one (not while
+    Validating). No approve line while ``skew`` (helpers.clock_skew: the API server's clock and this machine's
+    too far apart) is set: approve refuses then. No approve line for a malformed revocation (approve refuses
+    it). No acknowledge line for an empty release or one the rollout already records an acknowledgement of
+    (acknowledge refuses it as already acknowledged, as before the operator moves on). Neither approve nor
+    acknowledge while the recorded steps they acknowledge (or, for approve, the steps) cannot be read
+    (objects.unreadable_records, unreadable_steps: the commands refuse them). No line when the rollout has
+    ended, its facts are malformed, its name is not a Kubernetes object name or not ``name`` (the one asked
     for), or a word cannot be shown as it is."""
     if rollout.ended or not isinstance(rollout.uid, str) or not isinstance(rollout.name, str) or not \
             cli.is_object_name(rollout.name) or (name is not None and rollout.name != name) or not \
