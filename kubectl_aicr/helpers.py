@@ -175,10 +175,15 @@ def parse_http_date(text):
 
 def format_utc(moment):
     """An aware datetime, or epoch seconds, -> RFC 3339 UTC with whole seconds, ``2026-11-30T12:00:00Z``.
-    (An :class:`OutOfRange` has no such form: callers show it with ``str()``.)"""
+    (An :class:`OutOfRange` has no such form: callers show it with ``str()``.) The year always has four digits
+    (strftime's ``%Y`` writes year 1 as ``1`` on glibc, which is not RFC 3339)."""
     if isinstance(moment, datetime.datetime):
-        return moment.astimezone(datetime.timezone.utc).strftime(RFC3339_UTC)
-    return time.strftime(RFC3339_UTC, time.gmtime(moment))
+        utc = moment.astimezone(datetime.timezone.utc)
+        fields = (utc.year, utc.month, utc.day, utc.hour, utc.minute, utc.second)
+    else:
+        utc = time.gmtime(moment)
+        fields = (utc.tm_year, utc.tm_mon, utc.tm_mday, utc.tm_hour, utc.tm_min, utc.tm_sec)
+    return "%04d-%02d-%02dT%02d:%02d:%02dZ" % fields
 
 
 EXIT_INTERRUPTED = 128 + signal.SIGINT  # Ctrl-C (KeyboardInterrupt): 130, as a shell reports it

@@ -236,3 +236,36 @@ def test_no_approve_line_for_a_malformed_revocation(run, api_server, kubeconfig_
     result = _offered_line_works_or_none(run, kubeconfig_for(ALICE), name)
     assert result is None, (result.returncode, result.stderr)
     assert _patches(api_server) == []
+
+
+# ---------------------------------------------------------------------------------------------
+# A server clock at the edge of the calendar
+
+
+def test_acknowledge_on_a_server_clock_in_year_1_is_one_refusal_not_a_crash(run, api_server, kubeconfig_for):
+    """Date: year 0001: ``now - 10 minutes`` overflowed (exit 70, internal error). Every acknowledgement then
+    reads later than the API server's clock: the plain form refuses, as for any time later than that clock."""
+    api_server.header_values["Date"] = "Mon, 01 Jan 0001 00:04:00 GMT"
+    try:
+        result = run("acknowledge", api_server.fixture_name("awaiting-acknowledgement"),
+                     kubeconfig=kubeconfig_for(ALICE))
+    finally:
+        api_server.header_values.clear()
+    assert result.returncode == 1, result.stderr
+    assert "internal error" not in result.stderr
+    assert "later than the API server's clock" in result.stderr.splitlines()[-1], result.stderr
+    assert _patches(api_server) == []
+
+
+def test_times_before_year_1000_are_written_in_rfc_3339(run, api_server, kubeconfig_for):
+    """strftime's %Y writes year 1 as "1" on glibc: the time a write sends ("1-01-01T00:04:00Z") and the times
+    shown were not RFC 3339. Four digits, always."""
+    api_server.header_values["Date"] = "Mon, 01 Jan 0001 00:04:00 GMT"
+    try:
+        result = run("revoke", api_server.fixture_name("approved-rolling-out"), "--reason", "r", "--dry-run=client",
+                     kubeconfig=kubeconfig_for(ALICE))
+    finally:
+        api_server.header_values.clear()
+    assert result.returncode == 0, result.stderr
+    assert "says 0001-01-01T00:04:" in result.stderr, result.stderr
+    assert '"time": "0001-01-01T00:04:' in result.stdout, result.stdout

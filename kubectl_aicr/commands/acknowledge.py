@@ -126,7 +126,10 @@ def _refuse_recent_move(rollout, release, user, now):
 def _recent_move(rollout, release, user, now):
     """The clause saying who moved the rollout on to ``release`` and when, if that may be within
     :data:`RECENT_MOVE` of ``now``; None when it was longer ago (or nothing says it moved on)."""
-    since = now - RECENT_MOVE
+    try:
+        since = now - RECENT_MOVE
+    except OverflowError:  # the API server's clock (its Date header) in the first minutes of year 1
+        since = datetime.datetime.min.replace(tzinfo=datetime.timezone.utc)
     for ack in reversed(rollout.acknowledgements):  # the latest first
         if isinstance(ack, objects.Invalid):
             return "an acknowledgement it records cannot be read (%s), so when it moved on is unknown" % ack
