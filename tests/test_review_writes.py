@@ -269,3 +269,53 @@ def test_times_before_year_1000_are_written_in_rfc_3339(run, api_server, kubecon
     assert result.returncode == 0, result.stderr
     assert "says 0001-01-01T00:04:" in result.stderr, result.stderr
     assert '"time": "0001-01-01T00:04:' in result.stdout, result.stdout
+
+
+# ---------------------------------------------------------------------------------------------
+# The command acknowledge's recent-move refusal offers is bound to the rollout it refused
+
+
+def _moved_on_two_minutes_ago(obj):
+    moment = datetime.datetime.now(datetime.timezone.utc) - datetime.timedelta(minutes=2)
+    obj["spec"]["acknowledgements"].append({"release": "nvsentinel", "user": BOB,
+                                            "time": moment.strftime("%Y-%m-%dT%H:%M:%SZ")})
+    obj["status"]["awaitingAcknowledgement"] = {"release": "kai-scheduler"}
+
+
+def _offered_by_refusal(result):
+    error = result.stderr.splitlines()[-1]
+    assert "if you did the post-apply steps of kai-scheduler: " in error, error
+    words = shlex.split(error.split("if you did the post-apply steps of kai-scheduler: ", 1)[1])
+    assert words[:2] == ["kubectl", "aicr"], error
+    return words[2:]
+
+
+def test_the_command_a_recent_move_refusal_offers_is_bound_to_the_rollout_refused(run, api_server, kubeconfig_for):
+    """The refusal offered ``kubectl aicr acknowledge R --release=kai-scheduler``: without the refused
+    rollout's UID, pasted in a shell whose context (or --context, --kubeconfig) differs, or after the
+    rollout was recreated, it acknowledges another rollout of that name (the same plan on another cluster has
+    the same name). It carries --expect-uid and --expect-digest, as describe's line does: pasted as it is it
+    works; after the rollout was deleted and created again it refuses and writes nothing."""
+    name = _put_variant(api_server, "awaiting-acknowledgement", _moved_on_two_minutes_ago)
+    kubeconfig = kubeconfig_for(ALICE)
+    refused = run("acknowledge", name, kubeconfig=kubeconfig)
+    assert refused.returncode == 1, refused.stderr
+    words = _offered_by_refusal(refused)
+    obj = api_server.get_object("RuntimeRollout", name)
+    assert "--expect-uid=" + obj["metadata"]["uid"] in words, words
+    assert any(word.startswith("--expect-digest=sha256:") for word in words), words
+    from tests.support import interpositions
+    api_server._apply_action(interpositions.recreated(obj, None)[0])  # the same name, a new UID
+    again = run(*words, kubeconfig=kubeconfig)
+    assert again.returncode == 1 and "--expect-uid" in again.stderr, again.stderr
+    assert _patches(api_server) == []
+
+
+def test_the_command_a_recent_move_refusal_offers_works_as_pasted(run, api_server, kubeconfig_for):
+    name = _put_variant(api_server, "awaiting-acknowledgement", _moved_on_two_minutes_ago)
+    kubeconfig = kubeconfig_for(ALICE)
+    words = _offered_by_refusal(run("acknowledge", name, kubeconfig=kubeconfig))
+    pasted = run(*words, kubeconfig=kubeconfig)
+    assert pasted.returncode == 0, pasted.stderr
+    acks = api_server.get_object("RuntimeRollout", name)["spec"]["acknowledgements"]
+    assert acks[-1]["release"] == "kai-scheduler" and acks[-1]["user"] == ALICE

@@ -245,8 +245,9 @@ def test_acknowledge_without_release_refuses_just_after_the_rollout_moved_on(run
     error = _one_error(result)
     assert error.startswith("error: rollout %s now waits on kai-scheduler, and " % name) and words in error, error
     assert "without --release, acknowledge refuses for 10m after the rollout moves on" in error
-    assert error.endswith("nothing was written; if you did the post-apply steps of kai-scheduler: kubectl aicr "
-                          "acknowledge %s --release=kai-scheduler" % name), error
+    assert ("nothing was written; if you did the post-apply steps of kai-scheduler: kubectl aicr acknowledge %s "
+            "--release=kai-scheduler --expect-uid=%s --expect-digest=sha256:" % (name, before["metadata"]["uid"])
+            ) in error, error
     assert _patches(api_server) == [] and api_server.get_object("RuntimeRollout", name) == before
     named = run("acknowledge", name, "--release=kai-scheduler", kubeconfig=kubeconfig_for(ALICE))
     assert named.returncode == 0, named.stderr

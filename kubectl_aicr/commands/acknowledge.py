@@ -112,7 +112,15 @@ def _refuse_recent_move(rollout, release, user, now):
     why = _recent_move(rollout, release, user, now)
     if why is None:
         return
+    # Bound to this rollout as describe's line is (--expect-uid, --expect-digest, --expect-assessment): pasted in
+    # another context or after the rollout was created again, it refuses rather than acknowledge another one.
     words = cli.PROG.split() + ["acknowledge", rollout.name, "--release=" + release]
+    if isinstance(rollout.uid, str) and rollout.uid:
+        words.append("--expect-uid=" + rollout.uid)
+    if isinstance(rollout.to_digest, str) and objects.is_digest(rollout.to_digest):
+        words.append("--expect-digest=" + objects.short_digest(rollout.to_digest))
+    if isinstance(rollout.assessment_digest, str) and objects.is_digest(rollout.assessment_digest):
+        words.append("--expect-assessment=" + objects.short_digest(rollout.assessment_digest))
     try:
         command = output.shell_line(words)
     except ValueError:  # a release that cannot be shown as it is: no line to paste
