@@ -319,3 +319,32 @@ def test_the_command_a_recent_move_refusal_offers_works_as_pasted(run, api_serve
     assert pasted.returncode == 0, pasted.stderr
     acks = api_server.get_object("RuntimeRollout", name)["spec"]["acknowledgements"]
     assert acks[-1]["release"] == "kai-scheduler" and acks[-1]["user"] == ALICE
+
+
+# ---------------------------------------------------------------------------------------------
+# describe's line keeps the connection the describe used
+
+
+@pytest.mark.parametrize("role", ["awaiting-approval", "approved-rolling-out", "awaiting-acknowledgement"])
+def test_the_decision_line_keeps_the_kubeconfig_context_and_identity_describe_used(run, api_server, tmp_path, role):
+    """``kubectl aicr describe R --kubeconfig K --context bob``: the line offered was ``kubectl aicr approve R
+    --expect-uid=...``, which, pasted, runs against the shell's own kubeconfig and context: another cluster's
+    rollout of that name (the same plan has the same name everywhere), refused only by --expect-uid, with "it
+    was deleted and created again". The line carries the --kubeconfig, --context (and --as, --operator-namespace)
+    describe was given; pasted in a shell with another KUBECONFIG it acts, as bob, on the rollout described."""
+    kubeconfig = api_server.write_kubeconfig_all(str(tmp_path / "kc-all"))
+    name = api_server.fixture_name(role)
+    described = run("describe", name, "--kubeconfig", kubeconfig, "--context", "bob", "--operator-namespace",
+                    "aicr-system", kubeconfig=str(tmp_path / "no-such-kubeconfig"))
+    words = _decision_line(described)
+    assert words is not None, described.stdout + described.stderr
+    assert "--kubeconfig=" + kubeconfig in words and "--context=bob" in words, words
+    if words[-1] == "--reason":
+        words.append("Checked by hand")
+    pasted = run(*words, kubeconfig=str(tmp_path / "no-such-kubeconfig"))
+    assert pasted.returncode == 0, pasted.stderr
+    assert "warning: " not in pasted.stderr, pasted.stderr  # no flag the command does not use
+    spec = api_server.get_object("RuntimeRollout", name)["spec"]
+    written = spec.get("revocation") if role == "approved-rolling-out" else (
+        spec["acknowledgements"][-1] if role == "awaiting-acknowledgement" else spec["approval"])
+    assert written["user"] == BOB, written

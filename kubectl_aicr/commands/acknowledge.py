@@ -50,7 +50,7 @@ def run(invocation):
         writes.require_target(rollout, expected)
         writes.require_bound(rollout, expected_uid, expected_assessment)
         if named is None:
-            _refuse_recent_move(rollout, release, user, now)
+            _refuse_recent_move(rollout, release, user, now, cli.connection_words(invocation))
         operations = objects.acknowledgement_operations(rollout, release, user, now)
         decision = writes.Decision(invocation.name, raw, FACTS, operations)
         writes.show("acknowledging release %s of rollout %s as %s, on what was read (the write is refused if any "
@@ -100,7 +100,7 @@ def _awaited(rollout, named):
     return release
 
 
-def _refuse_recent_move(rollout, release, user, now):
+def _refuse_recent_move(rollout, release, user, now, connection=()):
     """acknowledge without --release: refuse while the rollout may have moved on to ``release`` only a short
     while ago (within :data:`RECENT_MOVE` of ``now``, the API server's clock): an acknowledgement the caller
     meant for the release it waited on before would otherwise be recorded for this one.
@@ -114,7 +114,7 @@ def _refuse_recent_move(rollout, release, user, now):
         return
     # Bound to this rollout as describe's line is (--expect-uid, --expect-digest, --expect-assessment): pasted in
     # another context or after the rollout was created again, it refuses rather than acknowledge another one.
-    words = cli.PROG.split() + ["acknowledge", rollout.name, "--release=" + release]
+    words = cli.PROG.split() + ["acknowledge", rollout.name] + list(connection) + ["--release=" + release]
     if isinstance(rollout.uid, str) and rollout.uid:
         words.append("--expect-uid=" + rollout.uid)
     if isinstance(rollout.to_digest, str) and objects.is_digest(rollout.to_digest):

@@ -33,7 +33,7 @@ def run(invocation, now=None):
     if skew is not None and rollout.awaits_approval:
         output.warning("%s; approve refuses while they differ (--allow-clock-skew approves on the API server's "
                        "clock anyway), so no approve line is offered" % skew)
-    output.write_lines(render(rollout, verified, namespace, now, invocation.name, skew))
+    output.write_lines(render(rollout, verified, namespace, now, invocation.name, skew, invocation))
     if verified is not None and verified.problem:
         if verified.unavailable:
             raise AicrError("assessment report not verified: %s" % verified.problem)
@@ -308,22 +308,23 @@ def acknowledgement_lines(rollout):
     return lines
 
 
-def render(rollout, verified, namespace, now, name=None, skew=None):
+def render(rollout, verified, namespace, now, name=None, skew=None, invocation=None):
     """All of describe's lines, in the order an approver reads them (``name``: the rollout asked for; the
-    decision line is offered only for it; ``skew``: as in :func:`binding_lines`)."""
+    decision line is offered only for it; ``skew``, ``invocation``: as in :func:`binding_lines`)."""
     return (summary_lines(rollout, now) + step_lines(rollout) + report_lines(rollout, verified, namespace)
             + recorded_lines(rollout) + acknowledgement_lines(rollout)
-            + binding_lines(rollout, verified, name, now, skew))
+            + binding_lines(rollout, verified, name, now, skew, invocation))
 
 
-def binding_lines(rollout, verified=None, name=None, now=None, skew=None):
+def binding_lines(rollout, verified=None, name=None, now=None, skew=None, invocation=None):
     """The decision this rollout waits on, bound to what was shown: its UID, target plan and assessment
     digest as --expect-uid, --expect-digest and --expect-assessment (the write commands refuse when any of
     them differs), as one command line that pastes into a shell as it reads. Every value is written
     ``--flag=value`` and quoted for the shell (output.shell_line), so a release holding ``;`` or
     ``$(...)`` stays one argument and no value can read as a flag. approve and revoke end with ``--reason``
     and no value: the approver types why; pasted as it is, the command refuses (pflag's "flag needs an
-    argument") and writes nothing.
+    argument") and writes nothing. ``invocation``: describe's own; the line keeps the flags that chose its
+    cluster and identity (cli.connection_words), so pasted in another shell it acts on the rollout described.
 
     Offered only where the command would act: acknowledge for a rollout awaiting an acknowledgement of a named
     release, approve for one awaiting a required approval whose assessment report verified (``verified``: the
@@ -350,17 +351,20 @@ def binding_lines(rollout, verified=None, name=None, now=None, skew=None):
                     for ack in rollout.acknowledgements):
             return []
         words, last = ["acknowledge", rollout.name, "--release=" + rollout.awaiting_acknowledgement], []
+        connection = cli.connection_words(invocation) if invocation is not None else []
     elif rollout.awaits_approval and rollout.approval_required is True and report_ok and skew is None and \
             not isinstance(rollout.revocation, Invalid) and (
             now is None or (isinstance(rollout.deadline, datetime.datetime) and rollout.deadline > now)):
         if objects.unreadable_records(rollout) is not None or objects.unreadable_steps(rollout) is not None:
             return []
         words, last = ["approve", rollout.name], ["--reason"]
+        connection = cli.connection_words(invocation, operator_namespace=True) if invocation is not None else []
     elif rollout.revocable:
         words, last = ["revoke", rollout.name], ["--reason"]
+        connection = cli.connection_words(invocation) if invocation is not None else []
     else:
         return []
-    words += ["--expect-uid=" + rollout.uid, "--expect-digest=" + objects.short_digest(rollout.to_digest)]
+    words += connection + ["--expect-uid=" + rollout.uid, "--expect-digest=" + objects.short_digest(rollout.to_digest)]
     digest = rollout.assessment_digest
     if isinstance(digest, str) and objects.is_digest(digest):
         words.append("--expect-assessment=" + objects.short_digest(digest))
