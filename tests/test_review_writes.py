@@ -348,3 +348,28 @@ def test_the_decision_line_keeps_the_kubeconfig_context_and_identity_describe_us
     written = spec.get("revocation") if role == "approved-rolling-out" else (
         spec["acknowledgements"][-1] if role == "awaiting-acknowledgement" else spec["approval"])
     assert written["user"] == BOB, written
+
+
+@pytest.mark.parametrize("command", sorted(WRITES))
+def test_check_with_describe_names_the_context_the_write_used(run, api_server, tmp_path, monkeypatch, command):
+    """Exit 4 says "check with kubectl aicr describe R": run in the shell as it is, without the --kubeconfig and
+    --context the write was given, it describes another cluster's rollout of that name (which may well show
+    nothing recorded, and a decision line). The command to check with carries them."""
+    role, args, _ = WRITES[command]
+    name = api_server.fixture_name(role)
+    kubeconfig = api_server.write_kubeconfig_all(str(tmp_path / "kc-all"))
+    api_server.set_fault("store-etcd-500", method="PATCH")  # the write stored, answered 500
+    original = api_server._get
+    from tests.support.apiserver.status import status
+
+    def get(res, a):  # and every read after it fails
+        if res.plural == "runtimerollouts" and any(r.method == "PATCH" for r in api_server.requests):
+            return 503, status(503, "ServiceUnavailable", "etcd is unavailable")
+        return original(res, a)
+    monkeypatch.setattr(api_server, "_get", get)
+    result = run(command, name, "--kubeconfig", kubeconfig, "--context", "bob", *args,
+                 kubeconfig=str(tmp_path / "no-such-kubeconfig"))
+    assert result.returncode == 4, result.stderr
+    assert result.stderr.splitlines()[-1].endswith(
+        "the write may have been recorded; check with kubectl aicr describe %s --kubeconfig=%s --context=bob"
+        % (name, kubeconfig)), result.stderr

@@ -42,6 +42,7 @@ def run(invocation):
     named = invocation.release
     if named is not None and not (named and output.printable(named)):
         raise UsageError("--release must be one line of printable text")
+    writes.connection = cli.connection_words(invocation, operator_namespace=True)
     with clientcmd.connect(invocation) as client:
         user = writes.who_am_i(client)
         raw, rollout = writes.read_rollout(client, invocation.name)

@@ -23,7 +23,7 @@ import datetime
 import json
 import time
 
-from .. import helpers, output
+from .. import cli, helpers, output
 from ..aicr import objects
 from ..errors import ApiError, AicrError, RefusedError, TransportError, UnknownOutcome
 
@@ -37,6 +37,21 @@ COMMON_FACTS = ("uid", "target", "assessment", "phase", "outcome", "outcome-labe
 EXIT_RECORDED = 0           # the decision was recorded, but its confirmation could not be printed
 # The API server's clock and this machine's further apart than this are said before a write (approve refuses).
 CLOCK_SKEW_LIMIT = helpers.CLOCK_SKEW_LIMIT
+
+
+# The flags that chose the cluster and identity of the command running (cli.connection_words), set by approve,
+# revoke and acknowledge: every "kubectl aicr describe R" a message offers carries them (describe_command), so
+# it looks at the rollout written, not at one of the same name in the shell's own context.
+connection = ()
+
+
+def describe_command(name):
+    """``kubectl aicr describe NAME`` and the :data:`connection` flags, one line to paste."""
+    words = cli.PROG.split() + ["describe", name] + list(connection)
+    try:
+        return output.shell_line(words)
+    except ValueError:  # a word that cannot be shown as it is: the writer escapes it
+        return " ".join(words)
 
 
 def who_am_i(client):
@@ -361,8 +376,8 @@ def _after_interrupt(client, decision, exc):
 
 def _unknown(decision, why):
     """The error for a write whose outcome cannot be known: it may have been recorded (exit 4)."""
-    return UnknownOutcome("%s; the write may have been recorded; check with kubectl aicr describe %s"
-                          % (why, decision.name))
+    return UnknownOutcome("%s; the write may have been recorded; check with %s"
+                          % (why, describe_command(decision.name)))
 
 
 def _remaining_or_unknown(client, decision, unknown=None):
@@ -487,8 +502,8 @@ def check_answer(stored, decision, expected):
     if objects.pointer_value(stored, "/metadata/name") != name or moved or any(
             not objects.json_equal(objects.pointer_value(stored, pointer), value) for pointer, value in expected.items()):
         raise UnknownOutcome("the API server answered the write of rollout %s with something other than what "
-                             "was written; the write may have been recorded; check with kubectl aicr describe %s"
-                             % (name, name))
+                             "was written; the write may have been recorded; check with %s"
+                             % (name, describe_command(name)))
 
 
 def show(heading, pairs, more=()):
@@ -579,8 +594,8 @@ def refuse_unreadable(rollout, problem, what, why):
     says what the decision would say of them."""
     if problem is not None:
         raise RefusedError("rollout %s: %s cannot be read (%s), and %s; refusing to decide on steps nobody can "
-                           "read; nothing was written (kubectl aicr describe %s shows them)"
-                           % (rollout.name, what, problem, why, rollout.name))
+                           "read; nothing was written (%s shows them)"
+                           % (rollout.name, what, problem, why, describe_command(rollout.name)))
 
 
 def shown_time(value):
