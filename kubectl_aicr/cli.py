@@ -792,6 +792,22 @@ def _safe(text):
     return output.safe(text)
 
 
+def connection_words(invocation, operator_namespace=False):
+    """The flags of ``invocation`` that choose the cluster and the identity (--kubeconfig, --context, --as,
+    --as-group, --as-uid; with ``operator_namespace`` also --operator-namespace), as ``--flag=value`` words, for
+    a command line the plugin offers to paste: without them it would run against the shell's own kubeconfig
+    and context, possibly another cluster holding a rollout of the same name."""
+    words = []
+    for flag, value in (("--kubeconfig", invocation.kubeconfig), ("--context", invocation.context),
+                        ("--as", invocation.as_user), ("--as-uid", invocation.as_uid)):
+        if value is not None:
+            words.append("%s=%s" % (flag, value))
+    words += ["--as-group=%s" % group for group in invocation.as_groups or ()]
+    if operator_namespace and invocation.operator_namespace is not None:
+        words.append("--operator-namespace=%s" % invocation.operator_namespace)
+    return words
+
+
 def checked_dry_run(mode):
     """--dry-run: None (not given) is "none"."""
     return mode or "none"

@@ -175,10 +175,15 @@ def parse_http_date(text):
 
 def format_utc(moment):
     """An aware datetime, or epoch seconds, -> RFC 3339 UTC with whole seconds, ``2026-11-30T12:00:00Z``.
-    (An :class:`OutOfRange` has no such form: callers show it with ``str()``.)"""
+    (An :class:`OutOfRange` has no such form: callers show it with ``str()``.) The year always has four digits
+    (strftime's ``%Y`` writes year 1 as ``1`` on glibc, which is not RFC 3339)."""
     if isinstance(moment, datetime.datetime):
-        return moment.astimezone(datetime.timezone.utc).strftime(RFC3339_UTC)
-    return time.strftime(RFC3339_UTC, time.gmtime(moment))
+        utc = moment.astimezone(datetime.timezone.utc)
+        fields = (utc.year, utc.month, utc.day, utc.hour, utc.minute, utc.second)
+    else:
+        utc = time.gmtime(moment)
+        fields = (utc.tm_year, utc.tm_mon, utc.tm_mday, utc.tm_hour, utc.tm_min, utc.tm_sec)
+    return "%04d-%02d-%02dT%02d:%02d:%02dZ" % fields
 
 
 EXIT_INTERRUPTED = 128 + signal.SIGINT  # Ctrl-C (KeyboardInterrupt): 130, as a shell reports it
@@ -212,3 +217,42 @@ def restore_signals(previous):
     """Put back the handlers :func:`end_on_termination` replaced."""
     for signum, handler in previous.items():
         signal.signal(signum, handler)
+
+
+def human_duration(seconds):
+    """Seconds -> ``2d3h``, ``3h59m``, ``4m10s``, ``42s`` (whole units, truncated)."""
+    seconds = int(abs(seconds))
+    days, rest = divmod(seconds, 86400)
+    hours, rest = divmod(rest, 3600)
+    minutes, secs = divmod(rest, 60)
+    if days:
+        return "%dd%dh" % (days, hours)
+    if hours:
+        return "%dh%dm" % (hours, minutes)
+    if minutes:
+        return "%dm%ds" % (minutes, secs)
+    return "%ds" % secs
+
+
+# The API server's clock and this machine's further apart than this are said before a write (approve refuses, and
+# describe offers no approve line).
+CLOCK_SKEW_LIMIT = datetime.timedelta(minutes=5)
+
+
+def clock_skew(client):
+    """When the API server's clock (its ``Date`` header, ``client.server_time()``) and this machine's differ by
+    more than :data:`CLOCK_SKEW_LIMIT`: one clause naming both clocks and how far apart they are; else None
+    (None too before any dated answer: then the times written are this machine's, see commands.writes.now_utc).
+
+    The times a write records (an approval's expiry, a revocation's or an acknowledgement's time) are the API
+    server's; a server far behind stores an approval that every other clock already reads as expired."""
+    server = client.server_time()
+    if server is None:
+        return None
+    local = datetime.datetime.now(datetime.timezone.utc)
+    apart = (server - local).total_seconds()
+    if abs(apart) <= CLOCK_SKEW_LIMIT.total_seconds():
+        return None
+    return ("the API server's clock (its Date header) says %s and this machine's %s: the server is %s %s, more "
+            "than %s" % (format_utc(server), format_utc(local), human_duration(apart),
+                         "ahead" if apart > 0 else "behind", human_duration(CLOCK_SKEW_LIMIT.total_seconds())))

@@ -135,12 +135,13 @@ def _interrupted(stop, code):
     try:
         if recorded is not None:
             output.warning("the decision on rollout %s was recorded, but the command was %s before its "
-                           "confirmation was printed; kubectl aicr describe %s shows it" % (recorded, stop, recorded))
+                           "confirmation was printed; %s shows it"
+                           % (recorded, stop, writes.describe_command(recorded)))
             return 0
         if landing is not None:
             from .errors import UnknownOutcome
             output.error("%s while the write was sent or answered; the write may have been recorded; check with "
-                         "kubectl aicr describe %s" % (stop, landing))
+                         "%s" % (stop, writes.describe_command(landing)))
             return UnknownOutcome.exit_code
         output.error(stop if writes is None else "%s before the write was sent; nothing was written" % stop)
     except (AicrError, OSError, ValueError):

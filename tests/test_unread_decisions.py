@@ -221,6 +221,8 @@ RECENT = {
     "a-time-that-cannot-be-read": (_moved_on({"time": "yesterday"}), "at a time that cannot be read"),
     "no-time": (_moved_on({"time": None}), "at a time that cannot be read (<none>)"),
     "a-time-in-the-future": (_moved_on({"time": _utc(3600)}), "later than the API server's clock"),
+    # An entry that cannot be read refuses acknowledge with or without --release (it may already acknowledge the
+    # release awaited): test_acknowledge_refuses_while_an_acknowledgement_cannot_be_read.
     "awaiting-since-3m": (_moved_on({"time": _utc(-7200)}, since=_utc(-180)),
                           "it has waited on kai-scheduler since "),
     "awaiting-since-unreadable": (_moved_on({"time": _utc(-7200)}, since="soon"),
@@ -243,8 +245,9 @@ def test_acknowledge_without_release_refuses_just_after_the_rollout_moved_on(run
     error = _one_error(result)
     assert error.startswith("error: rollout %s now waits on kai-scheduler, and " % name) and words in error, error
     assert "without --release, acknowledge refuses for 10m after the rollout moves on" in error
-    assert error.endswith("nothing was written; if you did the post-apply steps of kai-scheduler: kubectl aicr "
-                          "acknowledge %s --release=kai-scheduler" % name), error
+    assert ("nothing was written; if you did the post-apply steps of kai-scheduler: kubectl aicr acknowledge %s "
+            "--release=kai-scheduler --expect-uid=%s --expect-digest=sha256:" % (name, before["metadata"]["uid"])
+            ) in error, error
     assert _patches(api_server) == [] and api_server.get_object("RuntimeRollout", name) == before
     named = run("acknowledge", name, "--release=kai-scheduler", kubeconfig=kubeconfig_for(ALICE))
     assert named.returncode == 0, named.stderr

@@ -42,6 +42,7 @@ def run(invocation):
     named = invocation.release
     if named is not None and not (named and output.printable(named)):
         raise UsageError("--release must be one line of printable text")
+    writes.connection = cli.connection_words(invocation, operator_namespace=True)
     with clientcmd.connect(invocation) as client:
         user = writes.who_am_i(client)
         raw, rollout = writes.read_rollout(client, invocation.name)
@@ -50,7 +51,7 @@ def run(invocation):
         writes.require_target(rollout, expected)
         writes.require_bound(rollout, expected_uid, expected_assessment)
         if named is None:
-            _refuse_recent_move(rollout, release, user, now)
+            _refuse_recent_move(rollout, release, user, now, cli.connection_words(invocation))
         operations = objects.acknowledgement_operations(rollout, release, user, now)
         decision = writes.Decision(invocation.name, raw, FACTS, operations)
         writes.show("acknowledging release %s of rollout %s as %s, on what was read (the write is refused if any "
@@ -100,7 +101,7 @@ def _awaited(rollout, named):
     return release
 
 
-def _refuse_recent_move(rollout, release, user, now):
+def _refuse_recent_move(rollout, release, user, now, connection=()):
     """acknowledge without --release: refuse while the rollout may have moved on to ``release`` only a short
     while ago (within :data:`RECENT_MOVE` of ``now``, the API server's clock): an acknowledgement the caller
     meant for the release it waited on before would otherwise be recorded for this one.
@@ -112,7 +113,15 @@ def _refuse_recent_move(rollout, release, user, now):
     why = _recent_move(rollout, release, user, now)
     if why is None:
         return
-    words = cli.PROG.split() + ["acknowledge", rollout.name, "--release=" + release]
+    # Bound to this rollout as describe's line is (--expect-uid, --expect-digest, --expect-assessment): pasted in
+    # another context or after the rollout was created again, it refuses rather than acknowledge another one.
+    words = cli.PROG.split() + ["acknowledge", rollout.name] + list(connection) + ["--release=" + release]
+    if isinstance(rollout.uid, str) and rollout.uid:
+        words.append("--expect-uid=" + rollout.uid)
+    if isinstance(rollout.to_digest, str) and objects.is_digest(rollout.to_digest):
+        words.append("--expect-digest=" + objects.short_digest(rollout.to_digest))
+    if isinstance(rollout.assessment_digest, str) and objects.is_digest(rollout.assessment_digest):
+        words.append("--expect-assessment=" + objects.short_digest(rollout.assessment_digest))
     try:
         command = output.shell_line(words)
     except ValueError:  # a release that cannot be shown as it is: no line to paste
@@ -126,7 +135,10 @@ def _refuse_recent_move(rollout, release, user, now):
 def _recent_move(rollout, release, user, now):
     """The clause saying who moved the rollout on to ``release`` and when, if that may be within
     :data:`RECENT_MOVE` of ``now``; None when it was longer ago (or nothing says it moved on)."""
-    since = now - RECENT_MOVE
+    try:
+        since = now - RECENT_MOVE
+    except OverflowError:  # the API server's clock (its Date header) in the first minutes of year 1
+        since = datetime.datetime.min.replace(tzinfo=datetime.timezone.utc)
     for ack in reversed(rollout.acknowledgements):  # the latest first
         if isinstance(ack, objects.Invalid):
             return "an acknowledgement it records cannot be read (%s), so when it moved on is unknown" % ack

@@ -45,11 +45,18 @@ def run(invocation):
     expected_assessment = cli.checked_expected_assessment(invocation.expect_assessment)
     dry_run = cli.checked_dry_run(invocation.dry_run)
     namespace = cli.operator_namespace(invocation)
+    writes.connection = cli.connection_words(invocation, operator_namespace=True)
     with clientcmd.connect(invocation) as client:
         user = writes.who_am_i(client)
         raw, rollout = writes.read_rollout(client, invocation.name)
         now = writes.now_utc(client)
-        expires = _expiry(rollout, lifetime, now)
+        try:
+            expires = _expiry(rollout, lifetime, now)
+        except RefusedError as refused:  # it may rest on the API server's clock (a deadline passed, an expiry)
+            skew = writes.clock_skew(client)
+            if skew is None:
+                raise
+            raise RefusedError("%s (counted on the API server's clock: %s)" % (refused, skew)) from None
         writes.require_target(rollout, expected)
         writes.require_bound(rollout, expected_uid, expected_assessment)
         skew = _clock_skew(client, rollout, invocation.allow_clock_skew)
@@ -96,9 +103,9 @@ def _assessment(client, namespace, rollout, allow_unverified):
             "approving rollout %s although its assessment report is not verified (%s), as "
             "--allow-unverified-report asks" % (rollout.name, problem)]
     refusal = VerificationError if mismatch else RefusedError
-    raise refusal("the assessment report of rollout %s is not verified: %s; nothing was written (kubectl aicr "
-                  "describe %s shows the rest; --allow-unverified-report approves it anyway)"
-                  % (rollout.name, problem, rollout.name))
+    raise refusal("the assessment report of rollout %s is not verified: %s; nothing was written (%s shows the "
+                  "rest; --allow-unverified-report approves it anyway)"
+                  % (rollout.name, problem, writes.describe_command(rollout.name)))
 
 
 def _clock_skew(client, rollout, allowed):

@@ -15,7 +15,7 @@ shows every one in full.
 
 import datetime
 
-from .. import cli, output
+from .. import cli, helpers, output
 from ..aicr import objects, reports
 from ..kube import clientcmd
 from ..errors import AicrError, VerificationError
@@ -28,8 +28,12 @@ def run(invocation, now=None):
     with clientcmd.connect(invocation) as client:
         rollout = objects.rollout(client.get(objects.rollout_path(invocation.name)))
         verified = reports.fetch_report(client, namespace, rollout.assessment_digest)
+        skew = helpers.clock_skew(client)
     now = now or datetime.datetime.now(datetime.timezone.utc)
-    output.write_lines(render(rollout, verified, namespace, now, invocation.name))
+    if skew is not None and rollout.awaits_approval:
+        output.warning("%s; approve refuses while they differ (--allow-clock-skew approves on the API server's "
+                       "clock anyway), so no approve line is offered" % skew)
+    output.write_lines(render(rollout, verified, namespace, now, invocation.name, skew, invocation))
     if verified is not None and verified.problem:
         if verified.unavailable:
             raise AicrError("assessment report not verified: %s" % verified.problem)
@@ -43,19 +47,8 @@ def run(invocation, now=None):
 # Rendering
 
 
-def human_duration(seconds):
-    """Seconds -> ``2d3h``, ``3h59m``, ``4m10s``, ``42s`` (whole units, truncated)."""
-    seconds = int(abs(seconds))
-    days, rest = divmod(seconds, 86400)
-    hours, rest = divmod(rest, 3600)
-    minutes, secs = divmod(rest, 60)
-    if days:
-        return "%dd%dh" % (days, hours)
-    if hours:
-        return "%dh%dm" % (hours, minutes)
-    if minutes:
-        return "%dm%ds" % (minutes, secs)
-    return "%ds" % secs
+# Kept here by name (describe and tests call it); it lives in helpers so that writes need not import describe.
+human_duration = helpers.human_duration
 
 
 def _when(value, now, future="in %s", past="%s ago"):
@@ -315,29 +308,35 @@ def acknowledgement_lines(rollout):
     return lines
 
 
-def render(rollout, verified, namespace, now, name=None):
+def render(rollout, verified, namespace, now, name=None, skew=None, invocation=None):
     """All of describe's lines, in the order an approver reads them (``name``: the rollout asked for; the
-    decision line is offered only for it)."""
+    decision line is offered only for it; ``skew``, ``invocation``: as in :func:`binding_lines`)."""
     return (summary_lines(rollout, now) + step_lines(rollout) + report_lines(rollout, verified, namespace)
-            + recorded_lines(rollout) + acknowledgement_lines(rollout) + binding_lines(rollout, verified, name, now))
+            + recorded_lines(rollout) + acknowledgement_lines(rollout)
+            + binding_lines(rollout, verified, name, now, skew, invocation))
 
 
-def binding_lines(rollout, verified=None, name=None, now=None):
+def binding_lines(rollout, verified=None, name=None, now=None, skew=None, invocation=None):
     """The decision this rollout waits on, bound to what was shown: its UID, target plan and assessment
     digest as --expect-uid, --expect-digest and --expect-assessment (the write commands refuse when any of
     them differs), as one command line that pastes into a shell as it reads. Every value is written
     ``--flag=value`` and quoted for the shell (output.shell_line), so a release holding ``;`` or
     ``$(...)`` stays one argument and no value can read as a flag. approve and revoke end with ``--reason``
     and no value: the approver types why; pasted as it is, the command refuses (pflag's "flag needs an
-    argument") and writes nothing.
+    argument") and writes nothing. ``invocation``: describe's own; the line keeps the flags that chose its
+    cluster and identity (cli.connection_words), so pasted in another shell it acts on the rollout described.
 
-    Offered only where the command would act: acknowledge for a rollout awaiting an acknowledgement of a
-    named release, approve for one awaiting a required approval whose assessment report verified
-    (``verified``: the :class:`objects.VerifiedReport` shown; approve refuses an unverified one) or that
-    records none, and whose deadline is still ahead of ``now`` (else approve needs --expires), revoke for a revocable one (not while Validating). Neither approve nor acknowledge
-    while the recorded steps they acknowledge (or, for approve, the steps) cannot be read
-    (objects.unreadable_records, unreadable_steps: the commands refuse them). No line when the rollout has ended,
-    its facts are malformed, its name is not a Kubernetes object name or not ``name`` (the one asked
+    Offered only where the command would act: acknowledge for a rollout awaiting an acknowledgement of a named
+    release, approve for one awaiting a required approval whose assessment report verified (``verified``: the
+    :class:`objects.VerifiedReport` shown; approve refuses an unverified one) or that records none, and whose
+    deadline is still ahead of ``now`` (else approve needs --expires), revoke for a revocable one (not while
+    Validating). No approve line while ``skew`` (helpers.clock_skew: the API server's clock and this machine's
+    too far apart) is set: approve refuses then. No approve line for a malformed revocation (approve refuses
+    it). No acknowledge line for an empty release or one the rollout already records an acknowledgement of
+    (acknowledge refuses it as already acknowledged, as before the operator moves on). Neither approve nor
+    acknowledge while the recorded steps they acknowledge (or, for approve, the steps) cannot be read
+    (objects.unreadable_records, unreadable_steps: the commands refuse them). No line when the rollout has
+    ended, its facts are malformed, its name is not a Kubernetes object name or not ``name`` (the one asked
     for), or a word cannot be shown as it is."""
     if rollout.ended or not isinstance(rollout.uid, str) or not isinstance(rollout.name, str) or not \
             cli.is_object_name(rollout.name) or (name is not None and rollout.name != name) or not \
@@ -345,20 +344,27 @@ def binding_lines(rollout, verified=None, name=None, now=None):
         return []
     report_ok = rollout.assessment_digest is None or (verified is not None and not verified.problem)
     if rollout.awaits_acknowledgement and isinstance(rollout.awaiting_acknowledgement, str):
-        if objects.unreadable_records(rollout, rollout.awaiting_acknowledgement) is not None or \
-                objects.unreadable_acknowledgement(rollout) is not None:
+        release = rollout.awaiting_acknowledgement
+        if not release or objects.unreadable_records(rollout, release) is not None or \
+                objects.unreadable_acknowledgement(rollout) is not None or any(
+                    isinstance(ack, objects.Acknowledgement) and ack.release == release
+                    for ack in rollout.acknowledgements):
             return []
         words, last = ["acknowledge", rollout.name, "--release=" + rollout.awaiting_acknowledgement], []
-    elif rollout.awaits_approval and rollout.approval_required is True and report_ok and (
+        connection = cli.connection_words(invocation) if invocation is not None else []
+    elif rollout.awaits_approval and rollout.approval_required is True and report_ok and skew is None and \
+            not isinstance(rollout.revocation, Invalid) and (
             now is None or (isinstance(rollout.deadline, datetime.datetime) and rollout.deadline > now)):
         if objects.unreadable_records(rollout) is not None or objects.unreadable_steps(rollout) is not None:
             return []
         words, last = ["approve", rollout.name], ["--reason"]
+        connection = cli.connection_words(invocation, operator_namespace=True) if invocation is not None else []
     elif rollout.revocable:
         words, last = ["revoke", rollout.name], ["--reason"]
+        connection = cli.connection_words(invocation) if invocation is not None else []
     else:
         return []
-    words += ["--expect-uid=" + rollout.uid, "--expect-digest=" + objects.short_digest(rollout.to_digest)]
+    words += connection + ["--expect-uid=" + rollout.uid, "--expect-digest=" + objects.short_digest(rollout.to_digest)]
     digest = rollout.assessment_digest
     if isinstance(digest, str) and objects.is_digest(digest):
         words.append("--expect-assessment=" + objects.short_digest(digest))

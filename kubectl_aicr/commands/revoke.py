@@ -24,6 +24,7 @@ def run(invocation):
     expected_uid = cli.checked_expected_uid(invocation.expect_uid)
     expected_assessment = cli.checked_expected_assessment(invocation.expect_assessment)
     dry_run = cli.checked_dry_run(invocation.dry_run)
+    writes.connection = cli.connection_words(invocation, operator_namespace=True)
     with clientcmd.connect(invocation) as client:
         user = writes.who_am_i(client)
         raw, rollout = writes.read_rollout(client, invocation.name)

@@ -23,7 +23,7 @@ import datetime
 import json
 import time
 
-from .. import helpers, output
+from .. import cli, helpers, output
 from ..aicr import objects
 from ..errors import ApiError, AicrError, RefusedError, TransportError, UnknownOutcome
 
@@ -36,7 +36,22 @@ MAX_BACKOFF_SECONDS = 2.0
 COMMON_FACTS = ("uid", "target", "assessment", "phase", "outcome", "outcome-label")
 EXIT_RECORDED = 0           # the decision was recorded, but its confirmation could not be printed
 # The API server's clock and this machine's further apart than this are said before a write (approve refuses).
-CLOCK_SKEW_LIMIT = datetime.timedelta(minutes=5)
+CLOCK_SKEW_LIMIT = helpers.CLOCK_SKEW_LIMIT
+
+
+# The flags that chose the cluster and identity of the command running (cli.connection_words), set by approve,
+# revoke and acknowledge: every "kubectl aicr describe R" a message offers carries them (describe_command), so
+# it looks at the rollout written, not at one of the same name in the shell's own context.
+connection = ()
+
+
+def describe_command(name):
+    """``kubectl aicr describe NAME`` and the :data:`connection` flags, one line to paste."""
+    words = cli.PROG.split() + ["describe", name] + list(connection)
+    try:
+        return output.shell_line(words)
+    except ValueError:  # a word that cannot be shown as it is: the writer escapes it
+        return " ".join(words)
 
 
 def who_am_i(client):
@@ -72,24 +87,9 @@ def now_utc(client=None):
     return (now or datetime.datetime.now(datetime.timezone.utc)).replace(microsecond=0)
 
 
-def clock_skew(client):
-    """When the API server's clock (its ``Date`` header, ``client.server_time()``) and this machine's differ by
-    more than :data:`CLOCK_SKEW_LIMIT`: one clause naming both clocks and how far apart they are; else None
-    (None too before any dated answer: then the times written are this machine's, see :func:`now_utc`).
-
-    The times a write records (an approval's expiry, a revocation's or an acknowledgement's time) are the API
-    server's; a server far behind stores an approval that every other clock already reads as expired."""
-    server = client.server_time()
-    if server is None:
-        return None
-    local = datetime.datetime.now(datetime.timezone.utc)
-    apart = (server - local).total_seconds()
-    if abs(apart) <= CLOCK_SKEW_LIMIT.total_seconds():
-        return None
-    from .describe import human_duration
-    return ("the API server's clock (its Date header) says %s and this machine's %s: the server is %s %s, more "
-            "than %s" % (objects.format_time(server), objects.format_time(local), human_duration(apart),
-                         "ahead" if apart > 0 else "behind", human_duration(CLOCK_SKEW_LIMIT.total_seconds())))
+# Where describe, which must not load this module (main reads an interrupt after it loaded as one during a write
+# command), finds it too.
+clock_skew = helpers.clock_skew
 
 
 def warn_clock_skew(client, recorded):
@@ -101,9 +101,17 @@ def warn_clock_skew(client, recorded):
 
 
 def read_rollout(client, name):
-    """GET rollout ``name`` once -> (the object as read, a dict; its :class:`objects.Rollout` view)."""
+    """GET rollout ``name`` once -> (the object as read, a dict; its :class:`objects.Rollout` view).
+
+    RefusedError when the answer is another rollout (its ``metadata.name`` not ``name``): what is shown and
+    decided on would be that one, and the write would go to ``name``."""
     raw = client.get(objects.rollout_path(name))
-    return raw, objects.rollout(raw)
+    rollout = objects.rollout(raw)
+    if rollout.name != name:
+        raise RefusedError("the API server answered the read of rollout %s with rollout %s; refusing to decide on "
+                           "another rollout than the one named; nothing was written"
+                           % (name, output.or_none(rollout.name)))
+    return raw, rollout
 
 
 class Decision:
@@ -244,6 +252,7 @@ def _send(client, decision, dry_run, sends):
             time.sleep(min(BACKOFF_SECONDS * 2 ** (attempt - 1), MAX_BACKOFF_SECONDS,
                            _remaining_or_unknown(client, decision, unknown)))
         count = sends.since = client.sent
+        conflict = None  # a 409 to a real write: it may answer a stored write, until the read again shows it
         try:
             return client.request("PATCH", path, query=query, body=decision.patch, content_type=JSON_PATCH)
         except helpers.Terminated:
@@ -259,6 +268,8 @@ def _send(client, decision, dry_run, sends):
                 raise
             if precondition:
                 refused, why = exc, "the server refused the write (%s)" % exc
+                if exc.code == 409 and dry_run == "none":
+                    conflict = "the server answered the write with a conflict (%s)" % exc
             else:
                 why = "the server answered the write with HTTP %d (%s)" % (exc.code, exc)
                 refused, sends.unknown = _unknown(decision, why), unknown or why
@@ -275,8 +286,12 @@ def _send(client, decision, dry_run, sends):
             if unknown is None:
                 raise
             raise _unknown(decision, "%s, and the write could not be sent again: %s" % (unknown, exc)) from None
-        sends.since, unknown = None, sends.unknown
-        now = _read_again(client, decision, unknown)
+        # After a 409 the read again is still part of the send: an interrupt during it goes to _after_interrupt
+        # and a failure of it is an unknown outcome, never "nothing was written".
+        unknown = sends.unknown
+        sends.since = count if conflict else None
+        now = _read_again(client, decision, unknown, conflict)
+        sends.since = None
         if dry_run == "none" and decision.landed(now):
             return _confirmed(decision, why, now)
         changed = decision.changed_facts(now)
@@ -364,8 +379,8 @@ def _after_interrupt(client, decision, exc):
 
 def _unknown(decision, why):
     """The error for a write whose outcome cannot be known: it may have been recorded (exit 4)."""
-    return UnknownOutcome("%s; the write may have been recorded; check with kubectl aicr describe %s"
-                          % (why, decision.name))
+    return UnknownOutcome("%s; the write may have been recorded; check with %s"
+                          % (why, describe_command(decision.name)))
 
 
 def _remaining_or_unknown(client, decision, unknown=None):
@@ -402,27 +417,31 @@ def failed_precondition(exc):
     return exc.code == 409 or (exc.code == 422 and not (exc.status or {}).get("details"))
 
 
-def _read_again(client, decision, lost=None):
+def _read_again(client, decision, lost=None, conflict=None):
     """GET the rollout again (a dict). ``lost``: why the write's outcome is unknown; then a failure to read
-    says the write may have been recorded (UnknownOutcome), and a 404 too."""
+    says the write may have been recorded (UnknownOutcome), and a 404 too. ``conflict``: the write was
+    answered 409, which may answer a stored write (README, "A write whose outcome is unknown"): a failure to
+    read is an unknown outcome too (a 404 says the rollout is gone: nothing it could record is left)."""
     name = decision.name
     try:
         return client.get(objects.rollout_path(name))
     except ApiError as exc:
         if lost is None and exc.code == 404:
             raise RefusedError("rollout %s was deleted after it was read; nothing was written" % name) from None
-        if lost is None:
+        if lost is None and conflict is None:
             raise
-        raise _unknown(decision, "%s, and reading rollout %s again failed: %s" % (lost, name, exc)) from None
+        raise _unknown(decision, "%s, and reading rollout %s again failed: %s" % (lost or conflict, name, exc)
+                       ) from None
     except TransportError as exc:
-        why = lost or "the server refused the write as a conflict"
+        why = lost or conflict or "the server refused the write as a conflict"
         raise _unknown(decision, "%s, and reading rollout %s again failed: %s" % (why, name, exc)) from None
     except helpers.Terminated:
         raise
     except AicrError as exc:  # credentials
-        if lost is None:
+        if lost is None and conflict is None:
             raise
-        raise _unknown(decision, "%s, and reading rollout %s again failed: %s" % (lost, name, exc)) from None
+        raise _unknown(decision, "%s, and reading rollout %s again failed: %s" % (lost or conflict, name, exc)
+                       ) from None
 
 
 def _digests(new, old):
@@ -504,8 +523,8 @@ def check_answer(stored, decision, expected):
     if objects.pointer_value(stored, "/metadata/name") != name or moved or any(
             not objects.json_equal(objects.pointer_value(stored, pointer), value) for pointer, value in expected.items()):
         raise UnknownOutcome("the API server answered the write of rollout %s with something other than what "
-                             "was written; the write may have been recorded; check with kubectl aicr describe %s"
-                             % (name, name))
+                             "was written; the write may have been recorded; check with %s"
+                             % (name, describe_command(name)))
 
 
 def show(heading, pairs, more=()):
@@ -596,8 +615,8 @@ def refuse_unreadable(rollout, problem, what, why):
     says what the decision would say of them."""
     if problem is not None:
         raise RefusedError("rollout %s: %s cannot be read (%s), and %s; refusing to decide on steps nobody can "
-                           "read; nothing was written (kubectl aicr describe %s shows them)"
-                           % (rollout.name, what, problem, why, rollout.name))
+                           "read; nothing was written (%s shows them)"
+                           % (rollout.name, what, problem, why, describe_command(rollout.name)))
 
 
 def shown_time(value):
