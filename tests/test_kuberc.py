@@ -115,9 +115,26 @@ ROWS = [
     ("a four-dash line ends the file", "kind: Other\n----\n" + DENY, "abs", {}, RUNS, None),
     ("a bad separator even after the policy", DENY + "--- x\n", "abs", {}, RUNS, None),  # read with its document
     ("a folder at the default path", "<dir>", "abs", {}, RUNS, None),
+    ("JSON: kind twice, the written last is not Preference", '{{"apiVersion": "kubectl.config.k8s.io/v1beta1", '
+     '"kind": "Preference", "KIND": "Other", "credentialPluginPolicy": "DenyAll"}}', "abs", {}, RUNS, None),
     # ... and reads these as kubectl does.
     ("apiVersion and kind in another case", "APIVERSION: kubectl.config.k8s.io/v1beta1\nKind: Preference\n"
      "credentialPluginPolicy: DenyAll\n", "abs", {}, REFUSED, 'policy set to "DenyAll"'),
+    # kubectl reads the document as JSON made from the YAML (sigs.k8s.io/yaml: its keys sorted), so of
+    # two keys that differ only in case the one sorted last gives apiVersion or kind, not the one written last.
+    ("kind twice in two cases, the sorted last is Preference", V1BETA1 + "KIND: Other\n"
+     "credentialPluginPolicy: DenyAll\n", "abs", {}, REFUSED, 'policy set to "DenyAll"'),
+    ("kind twice in two cases, written first is Preference", "apiVersion: kubectl.config.k8s.io/v1beta1\n"
+     "KIND: Other\nkind: Preference\ncredentialPluginPolicy: DenyAll\n", "abs", {}, REFUSED,
+     'policy set to "DenyAll"'),
+    ("apiVersion twice in two cases", V1BETA1 + "APIVERSION: v1\ncredentialPluginPolicy: DenyAll\n", "abs", {},
+     REFUSED, 'policy set to "DenyAll"'),
+    ("kind twice, written last is not Preference", "apiVersion: kubectl.config.k8s.io/v1beta1\n"
+     "kind: Preference\nkinD: Other\ncredentialPluginPolicy: DenyAll\n", "abs", {}, REFUSED,
+     'policy set to "DenyAll"'),
+    ("JSON: kind twice, the written last is Preference", '{{"apiVersion": "kubectl.config.k8s.io/v1beta1", '
+     '"KIND": "Other", "kind": "Preference", "credentialPluginPolicy": "DenyAll"}}', "abs", {}, REFUSED,
+     'policy set to "DenyAll"'),
     ("the internal version", "apiVersion: kubectl.config.k8s.io/__internal\nkind: Preference\n"
      "CredentialPluginPolicy: DenyAll\n", "abs", {}, REFUSED, 'policy set to "DenyAll"'),
     ("JSON", '{{"apiVersion": "kubectl.config.k8s.io/v1beta1", "kind": "Preference", '
