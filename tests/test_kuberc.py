@@ -62,6 +62,16 @@ ROWS = [
      'plugin path "{abs}" is not permitted by the credential plugin allowlist'),
     ("allowlist through a symlink", _allow("command: {abs}"), "link", {}, REFUSED,
      'plugin path "{bin}/link/%s" is not permitted by the credential plugin allowlist' % NAME),
+    # kubectl cleans a command with a slash (absolute too) before it checks and runs it: bin/sub/.. is bin/
+    # (sub a symbolic link to other/d), never other/, so the program checked is the program run.
+    ("no kuberc, .. after a symlinked folder", None, "dotdot", {}, RUNS, None),
+    ("no kuberc, relative, .. after a symlinked folder", None, "rel-dotdot", {}, RUNS, None),
+    ("allowlist abs, .. after a symlinked folder", _allow("command: {abs}"), "dotdot", {}, RUNS, None),
+    ("allowlist bare, .. after a symlinked folder", _allow("command: " + NAME), "dotdot", {}, RUNS, None),
+    ("allowlist the other, .. after a symlinked folder", _allow("command: {other}/" + NAME), "dotdot", {}, REFUSED,
+     'plugin path "{abs}" is not permitted by the credential plugin allowlist'),
+    ("DenyAll, .. after a symlinked folder", DENY, "dotdot", {}, REFUSED,
+     'plugin "{abs}" not allowed: policy set to "DenyAll"'),
     ("allowlist, command missing, listed", _allow("command: missing-plugin"), "missing", {}, REFUSED,
      "executable missing-plugin not found"),
     ("allowlist, command missing, not listed", _allow("command: {abs}"), "missing", {}, REFUSED,
@@ -178,12 +188,14 @@ def setting(tmp_path, api_server):
     """The files of one row: the plugin (in bin/, and a decoy of the same name in other/), a symlink
     folder, and a function that runs a client and says whether the plugin started."""
     token = api_server.token("bob@example.com")
-    body = ('#!/bin/sh\ntouch "$AICR_TEST_MARKER"\nprintf \'{"apiVersion":"client.authentication.k8s.io/v1",'
+    body = ('#!/bin/sh\necho "$0" >> "$AICR_TEST_MARKER"\nprintf \'{"apiVersion":"client.authentication.k8s.io/v1",'
             '"kind":"ExecCredential","status":{"token":"%s"}}\'\n' % token)
     plugin = write(tmp_path / "bin" / NAME, body, mode=0o755)
     write(tmp_path / "other" / NAME, body, mode=0o755)
     write(tmp_path / "bin" / 'odd "plug" \u200b\u00e9', body, mode=0o755)
     os.symlink(str(tmp_path / "bin"), str(tmp_path / "bin" / "link"))
+    os.makedirs(str(tmp_path / "other" / "d"))  # bin/sub/.. is other/ to the kernel, bin/ to the eye
+    os.symlink(str(tmp_path / "other" / "d"), str(tmp_path / "bin" / "sub"))
     write(tmp_path / "elsewhere", DENY)
     write(tmp_path / ".kube" / "kuberc", DENY)  # read with an empty HOME (the current folder is tmp_path)
     write(tmp_path / "no-preference", "kind: Other\n")
@@ -201,6 +213,7 @@ def _files(tmp_path, values, text, form, api_server):
         write(home / ".kube" / "kuberc", text.format(**values))
     command = {"abs": values["abs"], "bare": NAME, "rel": "bin/" + NAME, "link": values["bin"] + "/link/" + NAME,
                "missing": "missing-plugin",
+               "dotdot": values["bin"] + "/sub/../" + NAME, "rel-dotdot": "bin/sub/../" + NAME,
                "odd": values["bin"] + '/odd "plug" \u200b\u00e9'}[form]
     config = api_server.kubeconfig(users=["bob@example.com"])
     config["users"][0]["user"] = {"exec": {"apiVersion": "client.authentication.k8s.io/v1", "command": command,
@@ -217,7 +230,10 @@ def _run(argv, tmp_path, home, kubeconfig, values, extra, marker):
         os.unlink(str(marker))
     result = subprocess.run(argv, env=env, cwd=str(tmp_path), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             stdin=subprocess.DEVNULL, universal_newlines=True, timeout=60)
-    return result, os.path.exists(str(marker))
+    if not os.path.exists(str(marker)):
+        return result, None
+    with open(str(marker)) as handle:
+        return result, handle.read()  # the paths the exec plugin was started as ($0), one a line
 
 
 @pytest.mark.parametrize("row", ROWS, ids=[row[0] for row in ROWS])
@@ -233,6 +249,7 @@ def test_the_plugin_runs_an_exec_plugin_exactly_when_kubectl_does(setting, plugi
     if outcome == RUNS:
         assert kubectl_ran, theirs.stderr
         assert plugin_ran and ours.returncode == 0, ours.stderr
+        assert plugin_ran == kubectl_ran  # the same program, as the same path
     elif outcome == REFUSED:
         assert not kubectl_ran, theirs.stderr
         assert not plugin_ran and ours.returncode == 1, ours.stderr

@@ -42,7 +42,7 @@ import re
 import stat
 from collections.abc import Mapping
 
-from . import validation
+from . import kuberc, validation
 from .yaml import block
 from ..errors import ConfigError, YAMLError
 from ..records import Record
@@ -569,8 +569,8 @@ def _exec(body, folder):
         return None
     spec = body.mapping("exec")
     command = spec.string("command") or ""
-    if "/" in command and not os.path.isabs(command):
-        command = os.path.normpath(os.path.join(folder, command))
+    if "/" in command:  # cleaned as client-go cleans it, absolute too: the program run is the one checked
+        command = kuberc.go_clean(os.path.join(folder, command))  # ({bin}/link/../x is {bin}/x, not link's)
     env = []
     entries = spec.body.get("env")
     if entries is not None and not isinstance(entries, list):
