@@ -133,12 +133,21 @@ def _ca_bytes(cluster):
                 return handle.read()
         except OSError as exc:
             raise AuthError("failed to load CA bundle for execProvider: %s" % (exc.strerror or exc)) from None
+        except ValueError:  # a NUL in the path: Go's open fails with EINVAL
+            raise AuthError("failed to load CA bundle for execProvider: invalid argument") from None
     return None
 
 
 def _environment(spec, info, environ):
+    """The plugin's environment: this process's, then the config's ``env`` (the last of a name wins, as Go's
+    dedupEnv keeps it), then KUBERNETES_EXEC_INFO. Go passes a config name holding ``=`` on as ``NAME=VALUE``
+    text, which the plugin reads as the variable before the first ``=``: the same bytes are passed here."""
     env = dict(os.environ if environ is None else environ)
-    env.update(dict(spec.env))
+    for name, value in spec.env:
+        if "=" in name and not name.startswith("="):  # Go's envp "A=B=x" is A="B=x" to the plugin
+            name, rest = name.split("=", 1)
+            value = rest + "=" + value
+        env[name] = value
     env["KUBERNETES_EXEC_INFO"] = info
     return env
 
@@ -184,6 +193,8 @@ def _find_executable(path):
     except OSError as exc:
         reason = exc.strerror or str(exc)
         return "stat %s: %s" % (path, reason[:1].lower() + reason[1:])
+    except ValueError:  # a NUL in the path (Python's "embedded null byte"): Go's stat fails with EINVAL
+        return "stat %s: invalid argument" % path
     if stat.S_ISDIR(mode):
         return "is a directory"
     if os.access(path, os.X_OK, effective_ids=os.access in os.supports_effective_ids):
@@ -272,6 +283,11 @@ def _execute(argv, env, interactive, spec, deadline):
     stdout keeps it running, but never past the deadline. stdout is read from its raw file
     descriptor with a selector, so nothing here ever blocks beyond the deadline.
     """
+    if any("\0" in name or "\0" in value for name, value in env.items()):
+        raise AuthError("getting credentials: exec: exec: environment variable contains NUL")  # os/exec's words
+    if any("\0" in word for word in argv) or any(name.startswith("=") for name in env):
+        # Go's fork/exec: EINVAL for a NUL in an argument; a name starting with "=" Python cannot pass on
+        raise AuthError("getting credentials: exec: fork/exec %s: invalid argument" % spec.command)
     try:
         process = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=None, bufsize=0,
                                    stdin=None if interactive else subprocess.DEVNULL,

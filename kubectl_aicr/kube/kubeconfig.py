@@ -198,6 +198,8 @@ def read_file_text(path, what="kubeconfig"):
         return None
     except OSError as exc:
         raise ConfigError("cannot read %s %s: %s" % (what, path, exc.strerror or exc)) from None
+    except ValueError:  # a NUL in the path (Python's "embedded null byte"): no file has that name (Go: EINVAL)
+        raise ConfigError("cannot read %s %s: invalid argument (the path holds a NUL)" % (what, path)) from None
     if len(data) > MAX_KUBECONFIG_BYTES:
         raise ConfigError("%s %s is larger than %d bytes" % (what, path, MAX_KUBECONFIG_BYTES))
     try:
