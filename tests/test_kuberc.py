@@ -180,6 +180,8 @@ ROWS = [
      "abs", {}, REFUSED, None),
     ("broken YAML (kubectl: skipped)", "a: [\n", "abs", {}, STRICTER, "cannot read the credential plugin policy"),
     ("broken YAML before the policy", "a: [\n---\n" + DENY, "abs", {}, REFUSED, None),
+    ("a flow mapping (kubectl: not JSON, passed over)", "{{apiVersion: kubectl.config.k8s.io/v1beta1, kind: Preference, "
+     "credentialPluginPolicy: DenyAll}}\n", "abs", {}, STRICTER, 'policy set to "DenyAll"'),
 ]
 
 
@@ -259,7 +261,8 @@ def test_the_plugin_runs_an_exec_plugin_exactly_when_kubectl_does(setting, plugi
     else:  # STRICTER: kubectl runs it; the plugin refuses and says why
         assert kubectl_ran, theirs.stderr
         assert not plugin_ran and ours.returncode == 1, ours.stderr
-        assert said in ours.stderr and "runs no exec plugin" in ours.stderr, ours.stderr
+        assert said in ours.stderr, ours.stderr
+        assert "runs no exec plugin" in ours.stderr or "policy set to" in said, ours.stderr  # or the policy applied
 
 
 def test_through_kubectl_the_plugin_honours_the_kuberc_kubectl_passes_it(setting, plugin, api_server):

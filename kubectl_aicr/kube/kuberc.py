@@ -33,7 +33,9 @@ client-go ``plugin/pkg/client/auth/exec/exec.go`` ``ValidatePluginPolicy``; apim
 Where this differs from kubectl, it refuses (no exec plugin runs) where kubectl might run one: a
 document this project's YAML reader refuses (a repeated key, which kubectl reads as its last value;
 broken YAML, which kubectl skips; more than ``MAX_KUBERC_BYTES``), a file that is not UTF-8, and a
-pipe in place of the file (kubectl would wait for a writer).
+pipe in place of the file (kubectl would wait for a writer). A document that starts with ``{`` but is a
+YAML flow mapping, not JSON (unquoted keys), kubectl fails to decode as JSON and passes over; it is read
+here as the YAML it is, and its policy applies.
 """
 
 from __future__ import annotations  # the records' annotations stay strings: no typing import at start-up
