@@ -30,6 +30,11 @@ ROWS = [
     ("exec env value", "exec", "env", [{"name": "A", "value": "\0"}], "environment variable contains NUL"),
     ("exec env name", "exec", "env", [{"name": "A\0B", "value": "x"}], "environment variable contains NUL"),
 ]
+# Where Python cannot do what Go does: kubectl starts the plugin; the plugin refuses in one line, saying why.
+OURS_ONLY = [
+    ("exec env name starting with =", "exec", "env", [{"name": "=A", "value": "x"}],
+     "env variable \"=A\" starts with '=', which kubectl-aicr cannot pass to a program"),
+]
 
 
 def _kubeconfig(api_server, tmp_path, where, field, value):
@@ -83,3 +88,11 @@ def test_an_exec_env_name_holding_equals_reaches_the_plugin_as_go_passes_it(plug
     assert theirs.returncode == 0, theirs.stderr
     assert ours.returncode == 0, ours.stderr
     assert (tmp_path / "seen").read_text() == "B=x\nB=x\n"
+
+
+@pytest.mark.parametrize("row", OURS_ONLY, ids=[row[0] for row in OURS_ONLY])
+def test_what_python_cannot_pass_on_is_one_error_line(plugin, api_server, tmp_path, row):
+    name, where, field, value, says = row
+    _, ours = _both(plugin, api_server, tmp_path, _kubeconfig(api_server, tmp_path, where, field, value))
+    assert ours.returncode == 1 and ours.stderr.startswith("error: ") and ours.stderr.count("\n") == 1, ours.stderr
+    assert says in ours.stderr, ours.stderr

@@ -141,12 +141,15 @@ def _ca_bytes(cluster):
 def _environment(spec, info, environ):
     """The plugin's environment: this process's, then the config's ``env`` (the last of a name wins, as Go's
     dedupEnv keeps it), then KUBERNETES_EXEC_INFO. Go passes a config name holding ``=`` on as ``NAME=VALUE``
-    text, which the plugin reads as the variable before the first ``=``: the same bytes are passed here."""
+    text, which the plugin reads as the variable before the first ``=``: the same bytes are passed here
+    (subprocess refuses a name holding ``=``, so the text is cut at its first ``=`` first); a name that
+    starts with ``=`` cannot be passed at all, and is refused."""
     env = dict(os.environ if environ is None else environ)
     for name, value in spec.env:
-        if "=" in name and not name.startswith("="):  # Go's envp "A=B=x" is A="B=x" to the plugin
-            name, rest = name.split("=", 1)
-            value = rest + "=" + value
+        if name.startswith("="):  # Go passes "=A=x"; Python's subprocess cannot pass an empty name
+            raise AuthError("getting credentials: the exec plugin's env variable %s starts with '=', which "
+                            "kubectl-aicr cannot pass to a program" % kuberc.go_quote(name))
+        name, _, value = ("%s=%s" % (name, value)).partition("=")  # Go's envp text, cut at its first "=": A="B=x"
         env[name] = value
     env["KUBERNETES_EXEC_INFO"] = info
     return env
@@ -285,8 +288,7 @@ def _execute(argv, env, interactive, spec, deadline):
     """
     if any("\0" in name or "\0" in value for name, value in env.items()):
         raise AuthError("getting credentials: exec: exec: environment variable contains NUL")  # os/exec's words
-    if any("\0" in word for word in argv) or any(name.startswith("=") for name in env):
-        # Go's fork/exec: EINVAL for a NUL in an argument; a name starting with "=" Python cannot pass on
+    if any("\0" in word for word in argv):  # Go's fork/exec: EINVAL for a NUL in an argument
         raise AuthError("getting credentials: exec: fork/exec %s: invalid argument" % spec.command)
     try:
         process = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=None, bufsize=0,
