@@ -173,6 +173,7 @@ ROWS = [
      "kuberc: invalid Yaml document separator: x"),
     ("an empty KUBERC is the default file", DENY, "abs", {"KUBERC": ""}, REFUSED, 'policy set to "DenyAll"'),
     ("an empty HOME: ./.kube/kuberc", None, "abs", {"HOME": ""}, REFUSED, 'policy set to "DenyAll"'),
+    ("an unset HOME: ./.kube/kuberc", None, "abs", {"HOME": None}, REFUSED, 'policy set to "DenyAll"'),
     # STRICTER: what the reader cannot read as kubectl does stops the plugin.
     ("a repeated key (kubectl: the last wins)", DENY + "credentialPluginPolicy: AllowAll\n", "abs", {}, STRICTER,
      "duplicate key"),
@@ -226,7 +227,9 @@ def _files(tmp_path, values, text, form, api_server):
 def _run(argv, tmp_path, home, kubeconfig, values, extra, marker):
     env = base_env(home)
     env["PATH"] = values["bin"] + os.pathsep + env["PATH"]
-    env.update({key: value.format(**values) for key, value in extra.items()})
+    env.update({key: value.format(**values) for key, value in extra.items() if value is not None})
+    for key in [key for key, value in extra.items() if value is None]:  # None: unset
+        env.pop(key, None)
     env.update(KUBECONFIG=kubeconfig, AICR_TEST_MARKER=str(marker))
     if os.path.exists(str(marker)):
         os.unlink(str(marker))
