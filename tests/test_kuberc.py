@@ -66,6 +66,8 @@ ROWS = [
     # (sub a symbolic link to other/d), never other/, so the program checked is the program run.
     ("no kuberc, .. after a symlinked folder", None, "dotdot", {}, RUNS, None),
     ("no kuberc, relative, .. after a symlinked folder", None, "rel-dotdot", {}, RUNS, None),
+    ("no kuberc, a trailing slash", None, "slash-end", {}, RUNS, None),
+    ("allowlist abs, a ./ inside", _allow("command: {abs}"), "dot", {}, RUNS, None),
     ("allowlist abs, .. after a symlinked folder", _allow("command: {abs}"), "dotdot", {}, RUNS, None),
     ("allowlist bare, .. after a symlinked folder", _allow("command: " + NAME), "dotdot", {}, RUNS, None),
     ("allowlist the other, .. after a symlinked folder", _allow("command: {other}/" + NAME), "dotdot", {}, REFUSED,
@@ -216,7 +218,7 @@ def _files(tmp_path, values, text, form, api_server):
         write(home / ".kube" / "kuberc", text.format(**values))
     command = {"abs": values["abs"], "bare": NAME, "rel": "bin/" + NAME, "link": values["bin"] + "/link/" + NAME,
                "missing": "missing-plugin",
-               "dotdot": values["bin"] + "/sub/../" + NAME, "rel-dotdot": "bin/sub/../" + NAME,
+               "dotdot": values["bin"] + "/sub/../" + NAME, "slash-end": values["abs"] + "/", "dot": values["bin"] + "/./" + NAME, "rel-dotdot": "bin/sub/../" + NAME,
                "odd": values["bin"] + '/odd "plug" \u200b\u00e9'}[form]
     config = api_server.kubeconfig(users=["bob@example.com"])
     config["users"][0]["user"] = {"exec": {"apiVersion": "client.authentication.k8s.io/v1", "command": command,
