@@ -62,6 +62,18 @@ ROWS = [
      'plugin path "{abs}" is not permitted by the credential plugin allowlist'),
     ("allowlist through a symlink", _allow("command: {abs}"), "link", {}, REFUSED,
      'plugin path "{bin}/link/%s" is not permitted by the credential plugin allowlist' % NAME),
+    # kubectl cleans a command with a slash (absolute too) before it checks and runs it: bin/sub/.. is bin/
+    # (sub a symbolic link to other/d), never other/, so the program checked is the program run.
+    ("no kuberc, .. after a symlinked folder", None, "dotdot", {}, RUNS, None),
+    ("no kuberc, relative, .. after a symlinked folder", None, "rel-dotdot", {}, RUNS, None),
+    ("no kuberc, a trailing slash", None, "slash-end", {}, RUNS, None),
+    ("allowlist abs, a ./ inside", _allow("command: {abs}"), "dot", {}, RUNS, None),
+    ("allowlist abs, .. after a symlinked folder", _allow("command: {abs}"), "dotdot", {}, RUNS, None),
+    ("allowlist bare, .. after a symlinked folder", _allow("command: " + NAME), "dotdot", {}, RUNS, None),
+    ("allowlist the other, .. after a symlinked folder", _allow("command: {other}/" + NAME), "dotdot", {}, REFUSED,
+     'plugin path "{abs}" is not permitted by the credential plugin allowlist'),
+    ("DenyAll, .. after a symlinked folder", DENY, "dotdot", {}, REFUSED,
+     'plugin "{abs}" not allowed: policy set to "DenyAll"'),
     ("allowlist, command missing, listed", _allow("command: missing-plugin"), "missing", {}, REFUSED,
      "executable missing-plugin not found"),
     ("allowlist, command missing, not listed", _allow("command: {abs}"), "missing", {}, REFUSED,
@@ -115,9 +127,26 @@ ROWS = [
     ("a four-dash line ends the file", "kind: Other\n----\n" + DENY, "abs", {}, RUNS, None),
     ("a bad separator even after the policy", DENY + "--- x\n", "abs", {}, RUNS, None),  # read with its document
     ("a folder at the default path", "<dir>", "abs", {}, RUNS, None),
+    ("JSON: kind twice, the written last is not Preference", '{{"apiVersion": "kubectl.config.k8s.io/v1beta1", '
+     '"kind": "Preference", "KIND": "Other", "credentialPluginPolicy": "DenyAll"}}', "abs", {}, RUNS, None),
     # ... and reads these as kubectl does.
     ("apiVersion and kind in another case", "APIVERSION: kubectl.config.k8s.io/v1beta1\nKind: Preference\n"
      "credentialPluginPolicy: DenyAll\n", "abs", {}, REFUSED, 'policy set to "DenyAll"'),
+    # kubectl reads the document as JSON made from the YAML (sigs.k8s.io/yaml: its keys sorted), so of
+    # two keys that differ only in case the one sorted last gives apiVersion or kind, not the one written last.
+    ("kind twice in two cases, the sorted last is Preference", V1BETA1 + "KIND: Other\n"
+     "credentialPluginPolicy: DenyAll\n", "abs", {}, REFUSED, 'policy set to "DenyAll"'),
+    ("kind twice in two cases, written first is Preference", "apiVersion: kubectl.config.k8s.io/v1beta1\n"
+     "KIND: Other\nkind: Preference\ncredentialPluginPolicy: DenyAll\n", "abs", {}, REFUSED,
+     'policy set to "DenyAll"'),
+    ("apiVersion twice in two cases", V1BETA1 + "APIVERSION: v1\ncredentialPluginPolicy: DenyAll\n", "abs", {},
+     REFUSED, 'policy set to "DenyAll"'),
+    ("kind twice, written last is not Preference", "apiVersion: kubectl.config.k8s.io/v1beta1\n"
+     "kind: Preference\nkinD: Other\ncredentialPluginPolicy: DenyAll\n", "abs", {}, REFUSED,
+     'policy set to "DenyAll"'),
+    ("JSON: kind twice, the written last is Preference", '{{"apiVersion": "kubectl.config.k8s.io/v1beta1", '
+     '"KIND": "Other", "kind": "Preference", "credentialPluginPolicy": "DenyAll"}}', "abs", {}, REFUSED,
+     'policy set to "DenyAll"'),
     ("the internal version", "apiVersion: kubectl.config.k8s.io/__internal\nkind: Preference\n"
      "CredentialPluginPolicy: DenyAll\n", "abs", {}, REFUSED, 'policy set to "DenyAll"'),
     ("JSON", '{{"apiVersion": "kubectl.config.k8s.io/v1beta1", "kind": "Preference", '
@@ -146,6 +175,7 @@ ROWS = [
      "kuberc: invalid Yaml document separator: x"),
     ("an empty KUBERC is the default file", DENY, "abs", {"KUBERC": ""}, REFUSED, 'policy set to "DenyAll"'),
     ("an empty HOME: ./.kube/kuberc", None, "abs", {"HOME": ""}, REFUSED, 'policy set to "DenyAll"'),
+    ("an unset HOME: ./.kube/kuberc", None, "abs", {"HOME": None}, REFUSED, 'policy set to "DenyAll"'),
     # STRICTER: what the reader cannot read as kubectl does stops the plugin.
     ("a repeated key (kubectl: the last wins)", DENY + "credentialPluginPolicy: AllowAll\n", "abs", {}, STRICTER,
      "duplicate key"),
@@ -153,6 +183,8 @@ ROWS = [
      "abs", {}, REFUSED, None),
     ("broken YAML (kubectl: skipped)", "a: [\n", "abs", {}, STRICTER, "cannot read the credential plugin policy"),
     ("broken YAML before the policy", "a: [\n---\n" + DENY, "abs", {}, REFUSED, None),
+    ("a flow mapping (kubectl: not JSON, passed over)", "{{apiVersion: kubectl.config.k8s.io/v1beta1, kind: Preference, "
+     "credentialPluginPolicy: DenyAll}}\n", "abs", {}, STRICTER, 'policy set to "DenyAll"'),
 ]
 
 
@@ -161,12 +193,14 @@ def setting(tmp_path, api_server):
     """The files of one row: the plugin (in bin/, and a decoy of the same name in other/), a symlink
     folder, and a function that runs a client and says whether the plugin started."""
     token = api_server.token("bob@example.com")
-    body = ('#!/bin/sh\ntouch "$AICR_TEST_MARKER"\nprintf \'{"apiVersion":"client.authentication.k8s.io/v1",'
+    body = ('#!/bin/sh\necho "$0" >> "$AICR_TEST_MARKER"\nprintf \'{"apiVersion":"client.authentication.k8s.io/v1",'
             '"kind":"ExecCredential","status":{"token":"%s"}}\'\n' % token)
     plugin = write(tmp_path / "bin" / NAME, body, mode=0o755)
     write(tmp_path / "other" / NAME, body, mode=0o755)
     write(tmp_path / "bin" / 'odd "plug" \u200b\u00e9', body, mode=0o755)
     os.symlink(str(tmp_path / "bin"), str(tmp_path / "bin" / "link"))
+    os.makedirs(str(tmp_path / "other" / "d"))  # bin/sub/.. is other/ to the kernel, bin/ to the eye
+    os.symlink(str(tmp_path / "other" / "d"), str(tmp_path / "bin" / "sub"))
     write(tmp_path / "elsewhere", DENY)
     write(tmp_path / ".kube" / "kuberc", DENY)  # read with an empty HOME (the current folder is tmp_path)
     write(tmp_path / "no-preference", "kind: Other\n")
@@ -184,6 +218,7 @@ def _files(tmp_path, values, text, form, api_server):
         write(home / ".kube" / "kuberc", text.format(**values))
     command = {"abs": values["abs"], "bare": NAME, "rel": "bin/" + NAME, "link": values["bin"] + "/link/" + NAME,
                "missing": "missing-plugin",
+               "dotdot": values["bin"] + "/sub/../" + NAME, "slash-end": values["abs"] + "/", "dot": values["bin"] + "/./" + NAME, "rel-dotdot": "bin/sub/../" + NAME,
                "odd": values["bin"] + '/odd "plug" \u200b\u00e9'}[form]
     config = api_server.kubeconfig(users=["bob@example.com"])
     config["users"][0]["user"] = {"exec": {"apiVersion": "client.authentication.k8s.io/v1", "command": command,
@@ -194,13 +229,18 @@ def _files(tmp_path, values, text, form, api_server):
 def _run(argv, tmp_path, home, kubeconfig, values, extra, marker):
     env = base_env(home)
     env["PATH"] = values["bin"] + os.pathsep + env["PATH"]
-    env.update({key: value.format(**values) for key, value in extra.items()})
+    env.update({key: value.format(**values) for key, value in extra.items() if value is not None})
+    for key in [key for key, value in extra.items() if value is None]:  # None: unset
+        env.pop(key, None)
     env.update(KUBECONFIG=kubeconfig, AICR_TEST_MARKER=str(marker))
     if os.path.exists(str(marker)):
         os.unlink(str(marker))
     result = subprocess.run(argv, env=env, cwd=str(tmp_path), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             stdin=subprocess.DEVNULL, universal_newlines=True, timeout=60)
-    return result, os.path.exists(str(marker))
+    if not os.path.exists(str(marker)):
+        return result, None
+    with open(str(marker)) as handle:
+        return result, handle.read()  # the paths the exec plugin was started as ($0), one a line
 
 
 @pytest.mark.parametrize("row", ROWS, ids=[row[0] for row in ROWS])
@@ -216,6 +256,7 @@ def test_the_plugin_runs_an_exec_plugin_exactly_when_kubectl_does(setting, plugi
     if outcome == RUNS:
         assert kubectl_ran, theirs.stderr
         assert plugin_ran and ours.returncode == 0, ours.stderr
+        assert plugin_ran == kubectl_ran  # the same program, as the same path
     elif outcome == REFUSED:
         assert not kubectl_ran, theirs.stderr
         assert not plugin_ran and ours.returncode == 1, ours.stderr
@@ -225,7 +266,8 @@ def test_the_plugin_runs_an_exec_plugin_exactly_when_kubectl_does(setting, plugi
     else:  # STRICTER: kubectl runs it; the plugin refuses and says why
         assert kubectl_ran, theirs.stderr
         assert not plugin_ran and ours.returncode == 1, ours.stderr
-        assert said in ours.stderr and "runs no exec plugin" in ours.stderr, ours.stderr
+        assert said in ours.stderr, ours.stderr
+        assert "runs no exec plugin" in ours.stderr or "policy set to" in said, ours.stderr  # or the policy applied
 
 
 def test_through_kubectl_the_plugin_honours_the_kuberc_kubectl_passes_it(setting, plugin, api_server):

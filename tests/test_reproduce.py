@@ -594,3 +594,37 @@ def test_a_dir_that_is_no_folder_is_refused(run, api_server, kubeconfig_for, tmp
         result = run("reproduce", "--dir", folder, kubeconfig=kubeconfig_for())
         one_error_line(result, "--dir %s %s" % (folder, words.replace("is not a folder", "is not a folder" + where)))
     assert sorted(os.listdir(str(tmp_path))) == sorted(["home", "kubeconfig-1", "kubeconfig-2", "out"])
+
+
+def test_a_missing_folder_swapped_for_a_symlink_while_it_is_made_is_never_followed(tmp_path, monkeypatch):
+    """--dir shared/a/b with a and b missing: between the mkdir of a and that of b, another user (in a sticky
+    shared folder; this machine's fs.protected_symlinks may be 0) replaces a with a symbolic link to a folder of
+    their choice. The mkdir of b went through the path, so it made b there as the victim (the clean-up then
+    removed it through the link again, or whatever the link led to by then); now each folder is
+    made relative to an open descriptor of the one before it, so the link is refused and nothing is made."""
+    from kubectl_aicr.commands import reproduce
+    from kubectl_aicr.errors import RefusedError
+
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    os.chmod(str(shared), 0o1777)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    planted = []
+    real_mkdir = os.mkdir
+
+    def mkdir_then_swap(path, mode=0o777, *, dir_fd=None):
+        if not planted and os.path.basename(str(path)) == "a":  # the other user wins the race for shared/a
+            planted.append(path)
+            os.symlink(str(elsewhere), str(shared / "a"))
+            raise FileExistsError(17, "File exists")
+        done = real_mkdir(path, mode) if dir_fd is None else real_mkdir(path, mode, dir_fd=dir_fd)
+        made_there.extend(os.listdir(str(elsewhere)))  # (the clean-up would remove it later, through the link)
+        return done
+
+    made_there = []
+    monkeypatch.setattr(os, "mkdir", mkdir_then_swap)
+    with pytest.raises(RefusedError) as refused:
+        reproduce.trusted_folder(str(shared / "a" / "b"))
+    assert planted and made_there == [] and os.listdir(str(elsewhere)) == []  # nothing made where the link leads
+    assert "replaced by a symbolic link" in str(refused.value)

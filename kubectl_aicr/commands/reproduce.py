@@ -30,6 +30,7 @@ Reads only (GET and LIST): it changes nothing in the cluster.
   as docker's CLI reads it), which any folder name survives; ``-v`` splits at every ``:``.
 """
 
+import errno
 import os
 import re
 import stat
@@ -340,13 +341,9 @@ def trusted_folder(absolute):
     check_trusted(real, absolute, ends_at_dir=not missing)
     made = []
     try:
-        for part in missing:
-            real = os.path.join(real, part)
-            try:
-                os.mkdir(real, RUN_FOLDER_MODE)
-                made.append(real)
-            except FileExistsError:  # made meanwhile: check_trusted below judges whose it is
-                pass
+        if missing:
+            _make_missing(real, missing, made, absolute)
+            real = os.path.join(real, *missing)
         check_trusted(real, absolute, ends_at_dir=True)
     except BaseException as exc:
         _remove_folders(made)
@@ -354,6 +351,35 @@ def trusted_folder(absolute):
             raise RefusedError("cannot make folder %s: %s" % (real, exc.strerror or exc)) from None
         raise
     return real, made
+
+
+def _make_missing(real, missing, made, given):
+    """mkdir each folder of ``missing`` (names) under ``real`` (checked, no symbolic link), each made and then
+    opened relative to an open descriptor of the one before it (O_NOFOLLOW), never through a path: a folder
+    someone swapped for a symbolic link in the moment between two mkdirs (in a sticky /tmp, where
+    fs.protected_symlinks may be off) is refused, and nothing is made where that link leads. The folders
+    made are appended to ``made`` (their paths)."""
+    directory = os.open(real, _DIRECTORY_FLAGS)
+    try:
+        path = real
+        for part in missing:
+            path = os.path.join(path, part)
+            try:
+                os.mkdir(part, RUN_FOLDER_MODE, dir_fd=directory)
+                made.append(path)
+            except FileExistsError:  # made meanwhile: opened without following it, then check_trusted judges it
+                pass
+            try:
+                child = os.open(part, _DIRECTORY_FLAGS, dir_fd=directory)
+            except OSError as exc:
+                if exc.errno in (errno.ELOOP, errno.ENOTDIR):
+                    raise RefusedError("refusing --dir %s: %s was replaced by a symbolic link or a file while it "
+                                       "was being made" % (given, path)) from None
+                raise
+            os.close(directory)
+            directory = child
+    finally:
+        os.close(directory)
 
 
 def _remove_folders(made):

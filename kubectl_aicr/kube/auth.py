@@ -228,6 +228,8 @@ def _read_pem(path, user, what):
             return handle.read(1024 * 1024)
     except OSError as exc:
         raise AuthError("user %s: cannot read %s %s: %s" % (user.name, what, path, exc.strerror or exc)) from None
+    except ValueError:  # a NUL in the path: Go's open fails with EINVAL
+        raise AuthError("user %s: cannot read %s %s: invalid argument" % (user.name, what, path)) from None
 
 
 def check_private_key(pem, owner):

@@ -133,12 +133,24 @@ def _ca_bytes(cluster):
                 return handle.read()
         except OSError as exc:
             raise AuthError("failed to load CA bundle for execProvider: %s" % (exc.strerror or exc)) from None
+        except ValueError:  # a NUL in the path: Go's open fails with EINVAL
+            raise AuthError("failed to load CA bundle for execProvider: invalid argument") from None
     return None
 
 
 def _environment(spec, info, environ):
+    """The plugin's environment: this process's, then the config's ``env`` (the last of a name wins, as Go's
+    dedupEnv keeps it), then KUBERNETES_EXEC_INFO. Go passes a config name holding ``=`` on as ``NAME=VALUE``
+    text, which the plugin reads as the variable before the first ``=``: the same bytes are passed here
+    (subprocess refuses a name holding ``=``, so the text is cut at its first ``=`` first); a name that
+    starts with ``=`` cannot be passed at all, and is refused."""
     env = dict(os.environ if environ is None else environ)
-    env.update(dict(spec.env))
+    for name, value in spec.env:
+        if name.startswith("="):  # Go passes "=A=x"; Python's subprocess cannot pass an empty name
+            raise AuthError("getting credentials: the exec plugin's env variable %s starts with '=', which "
+                            "kubectl-aicr cannot pass to a program" % kuberc.go_quote(name))
+        name, _, value = ("%s=%s" % (name, value)).partition("=")  # Go's envp text, cut at its first "=": A="B=x"
+        env[name] = value
     env["KUBERNETES_EXEC_INFO"] = info
     return env
 
@@ -184,6 +196,8 @@ def _find_executable(path):
     except OSError as exc:
         reason = exc.strerror or str(exc)
         return "stat %s: %s" % (path, reason[:1].lower() + reason[1:])
+    except ValueError:  # a NUL in the path (Python's "embedded null byte"): Go's stat fails with EINVAL
+        return "stat %s: invalid argument" % path
     if stat.S_ISDIR(mode):
         return "is a directory"
     if os.access(path, os.X_OK, effective_ids=os.access in os.supports_effective_ids):
@@ -272,6 +286,10 @@ def _execute(argv, env, interactive, spec, deadline):
     stdout keeps it running, but never past the deadline. stdout is read from its raw file
     descriptor with a selector, so nothing here ever blocks beyond the deadline.
     """
+    if any("\0" in name or "\0" in value for name, value in env.items()):
+        raise AuthError("getting credentials: exec: exec: environment variable contains NUL")  # os/exec's words
+    if any("\0" in word for word in argv):  # Go's fork/exec: EINVAL for a NUL in an argument
+        raise AuthError("getting credentials: exec: fork/exec %s: invalid argument" % spec.command)
     try:
         process = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=None, bufsize=0,
                                    stdin=None if interactive else subprocess.DEVNULL,

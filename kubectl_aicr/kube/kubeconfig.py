@@ -42,7 +42,7 @@ import re
 import stat
 from collections.abc import Mapping
 
-from . import validation
+from . import kuberc, validation
 from .yaml import block
 from ..errors import ConfigError, YAMLError
 from ..records import Record
@@ -198,6 +198,8 @@ def read_file_text(path, what="kubeconfig"):
         return None
     except OSError as exc:
         raise ConfigError("cannot read %s %s: %s" % (what, path, exc.strerror or exc)) from None
+    except ValueError:  # a NUL in the path (Python's "embedded null byte"): no file has that name (Go: EINVAL)
+        raise ConfigError("cannot read %s %s: invalid argument (the path holds a NUL)" % (what, path)) from None
     if len(data) > MAX_KUBECONFIG_BYTES:
         raise ConfigError("%s %s is larger than %d bytes" % (what, path, MAX_KUBECONFIG_BYTES))
     try:
@@ -569,8 +571,8 @@ def _exec(body, folder):
         return None
     spec = body.mapping("exec")
     command = spec.string("command") or ""
-    if "/" in command and not os.path.isabs(command):
-        command = os.path.normpath(os.path.join(folder, command))
+    if "/" in command:  # cleaned as client-go cleans it, absolute too: the program run is the one checked
+        command = kuberc.go_clean(os.path.join(folder, command))  # ({bin}/link/../x is {bin}/x, not link's)
     env = []
     entries = spec.body.get("env")
     if entries is not None and not isinstance(entries, list):

@@ -33,7 +33,9 @@ client-go ``plugin/pkg/client/auth/exec/exec.go`` ``ValidatePluginPolicy``; apim
 Where this differs from kubectl, it refuses (no exec plugin runs) where kubectl might run one: a
 document this project's YAML reader refuses (a repeated key, which kubectl reads as its last value;
 broken YAML, which kubectl skips; more than ``MAX_KUBERC_BYTES``), a file that is not UTF-8, and a
-pipe in place of the file (kubectl would wait for a writer).
+pipe in place of the file (kubectl would wait for a writer). A document that starts with ``{`` but is a
+YAML flow mapping, not JSON (unquoted keys), kubectl fails to decode as JSON and passes over; it is read
+here as the YAML it is, and its policy applies.
 """
 
 from __future__ import annotations  # the records' annotations stay strings: no typing import at start-up
@@ -193,7 +195,8 @@ def _decode(data, path):
         if not chunk.strip():
             continue  # bytes.TrimSpace(doc) is empty: not a document
         attempted += 1
-        policy = _preference(_yaml(chunk, path, first_line), path)
+        json_text = chunk.lstrip(b" \t\r\n").startswith(b"{")  # apimachinery's IsJSONBuffer: read as JSON
+        policy = _preference(_yaml(chunk, path, first_line), path, json_text)
         if policy is not None:
             return policy
     if attempted:
@@ -241,9 +244,10 @@ _POLICY_FIELDS = {"v1beta1": ("credentialPluginPolicy", "credentialPluginAllowli
                   "__internal": ("CredentialPluginPolicy", "CredentialPluginAllowlist")}
 
 
-def _preference(document, path):
-    """The PluginPolicy of one decoded document, or None when kubectl would pass it over."""
-    version = _preference_version(document)
+def _preference(document, path, json_text=False):
+    """The PluginPolicy of one decoded document, or None when kubectl would pass it over. ``json_text``:
+    the document was written as JSON (kubectl reads its keys in the order written)."""
+    version = _preference_version(document, json_text)
     if version is None or not _typed(document, _SCHEMAS[version]):
         return None
     if version not in _POLICY_FIELDS:
@@ -262,14 +266,20 @@ def _preference(document, path):
     return PluginPolicy(document.get(policy_key) or "", allowlist, path)
 
 
-def _preference_version(document):
+def _preference_version(document, json_text=False):
     """The version of a ``kubectl.config.k8s.io`` Preference document, or None for anything else
-    (the JSON serializer's ``SimpleMetaFactory.Interpret``, then the scheme's lookup)."""
+    (the JSON serializer's ``SimpleMetaFactory.Interpret``, then the scheme's lookup).
+
+    A YAML document kubectl reads as the JSON that sigs.k8s.io/yaml makes of it, whose object keys are
+    sorted (Go's json.Marshal of a map: byte order, which is code point order), so its keys are read in
+    that order, not in the order written: of ``kind: Preference`` and ``KIND: Other`` kubectl keeps
+    ``Preference``. A document written as JSON (``json_text``) is read as it is, its keys in the order written."""
     if not isinstance(document, dict):
         return None
     found = {"apiversion": "", "kind": ""}
-    for key, value in document.items():
-        folded = key.casefold() if isinstance(key, str) else None
+    items = [(key, value) for key, value in document.items() if isinstance(key, str)]
+    for key, value in (items if json_text else sorted(items, key=lambda item: item[0])):
+        folded = key.casefold()
         if folded in found:  # encoding/json: a key matches a field without regard to case; the last wins
             if value is None:
                 continue

@@ -325,6 +325,9 @@ def _read_ca_file(config):
     except OSError as exc:
         raise ConfigError("unable to read certificate-authority %s for %s due to open %s: %s"
                           % (path, name, path, exc.strerror or exc)) from None
+    except ValueError:  # a NUL in the path: Go's open fails with EINVAL
+        raise ConfigError("unable to read certificate-authority %s for %s due to open %s: invalid argument"
+                          % (path, name, path)) from None
 
 
 class _EncryptedKey(Exception):

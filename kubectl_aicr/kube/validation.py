@@ -59,6 +59,8 @@ def _unreadable(path):
     except OSError as exc:
         reason = (exc.strerror or str(exc))
         return "open %s: %s" % (path, reason[:1].lower() + reason[1:])
+    except ValueError:  # a NUL in the path (Python's "embedded null byte"): Go's open fails with EINVAL
+        return "open %s: invalid argument" % path
 
 
 def cluster_problems(cluster):
