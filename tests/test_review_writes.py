@@ -14,24 +14,12 @@ import time
 import pytest
 
 from tests.support.plugin import base_env, plugin_command
+from tests.support.variants import patches as _patches, put_variant as _put_variant
 
 pytestmark = pytest.mark.e2e
 
 ALICE = "alice@example.com"
 BOB = "bob@example.com"
-
-
-def _patches(api_server):
-    return [r for r in api_server.requests if r.method == "PATCH"]
-
-
-def _put_variant(api_server, role, edit):
-    """Store the fixture ``role`` changed by ``edit`` (a function of the object); returns its name."""
-    obj = api_server.get_object("RuntimeRollout", api_server.fixture_name(role))
-    obj["metadata"].pop("resourceVersion")
-    edit(obj)
-    api_server.put_object(obj)
-    return obj["metadata"]["name"]
 
 
 def _decision_line(result):

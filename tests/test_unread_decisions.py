@@ -15,24 +15,12 @@ import pytest
 from kubectl_aicr.aicr import objects
 from kubectl_aicr.commands import describe
 from tests.support.fixture_objects import NOW, configmap, fixture
+from tests.support.variants import patches as _patches, put_variant as _put_variant
 
 pytestmark = pytest.mark.e2e
 
 ALICE = "alice@example.com"
 BOB = "bob@example.com"
-
-
-def _patches(api_server):
-    return [r for r in api_server.requests if r.method == "PATCH"]
-
-
-def _put_variant(api_server, role, edit):
-    """Store the fixture ``role`` changed by ``edit`` (a function of the object); returns its name."""
-    obj = api_server.get_object("RuntimeRollout", api_server.fixture_name(role))
-    obj["metadata"].pop("resourceVersion")
-    edit(obj)
-    api_server.put_object(obj)
-    return obj["metadata"]["name"]
 
 
 def _one_error(result):
