@@ -72,28 +72,7 @@ def write_cn_only_server_cert(ca, folder, name, stem="server-cn-only"):
     Go's crypto/x509 (and so kubectl) refuses such a certificate: "x509: certificate
     relies on legacy Common Name field, use SANs instead". Returns ``CertFiles``.
     """
-    ca_key = serialization.load_pem_private_key(ca.private_key_pem.bytes(), password=None)
-    ca_cert = x509.load_pem_x509_certificate(ca.cert_pem.bytes())
-    key = new_private_key("ec")
-    now = datetime.datetime.now(datetime.timezone.utc)
-    cert = (
-        x509.CertificateBuilder()
-        .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, name)]))
-        .issuer_name(ca_cert.subject)
-        .public_key(key.public_key())
-        .serial_number(x509.random_serial_number())
-        .not_valid_before(now - datetime.timedelta(hours=1))
-        .not_valid_after(now + datetime.timedelta(days=30))
-        .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
-        .add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.SERVER_AUTH]), critical=False)
-        .sign(ca_key, hashes.SHA256())
-    )
-    files = CertFiles(os.path.join(folder, stem + ".crt"), os.path.join(folder, stem + ".key"))
-    with open(files.cert, "wb") as f:
-        f.write(cert.public_bytes(serialization.Encoding.PEM))
-    with open(files.key, "wb") as f:
-        f.write(private_key_pem(key, "pkcs8"))
-    return files
+    return _write_server_cert(ca, folder, stem, name, ())
 
 
 def write_raw_names_server_cert(ca, folder, dns_names=(), ip_addresses=(), stem="server-raw-names"):
@@ -101,15 +80,22 @@ def write_raw_names_server_cert(ca, folder, dns_names=(), ip_addresses=(), stem=
     names trustme's IDNA encoding refuses) and whose IP SANs are ``ip_addresses``. Returns ``CertFiles``."""
     import ipaddress
 
+    names = [x509.DNSName(name) for name in dns_names] + [x509.IPAddress(ipaddress.ip_address(address))
+                                                          for address in ip_addresses]
+    return _write_server_cert(ca, folder, stem, "raw-names", names)
+
+
+def _write_server_cert(ca, folder, stem, common_name, names):
+    """A server certificate signed by ``ca`` (trustme), subject CN ``common_name``, valid from an hour ago for
+    30 days, with a subjectAltName of ``names`` (x509 GeneralNames) unless there are none; its PEM files
+    ``stem``.crt and ``stem``.key (PKCS#8) in ``folder``. Returns ``CertFiles``."""
     ca_key = serialization.load_pem_private_key(ca.private_key_pem.bytes(), password=None)
     ca_cert = x509.load_pem_x509_certificate(ca.cert_pem.bytes())
     key = new_private_key("ec")
     now = datetime.datetime.now(datetime.timezone.utc)
-    names = [x509.DNSName(name) for name in dns_names] + [x509.IPAddress(ipaddress.ip_address(address))
-                                                          for address in ip_addresses]
-    cert = (
+    builder = (
         x509.CertificateBuilder()
-        .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "raw-names")]))
+        .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, common_name)]))
         .issuer_name(ca_cert.subject)
         .public_key(key.public_key())
         .serial_number(x509.random_serial_number())
@@ -117,9 +103,10 @@ def write_raw_names_server_cert(ca, folder, dns_names=(), ip_addresses=(), stem=
         .not_valid_after(now + datetime.timedelta(days=30))
         .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
         .add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.SERVER_AUTH]), critical=False)
-        .add_extension(x509.SubjectAlternativeName(names), critical=False)
-        .sign(ca_key, hashes.SHA256())
     )
+    if names:
+        builder = builder.add_extension(x509.SubjectAlternativeName(list(names)), critical=False)
+    cert = builder.sign(ca_key, hashes.SHA256())
     files = CertFiles(os.path.join(folder, stem + ".crt"), os.path.join(folder, stem + ".key"))
     with open(files.cert, "wb") as f:
         f.write(cert.public_bytes(serialization.Encoding.PEM))
